@@ -1,0 +1,40 @@
+// One flat config for the workspace: type-aware rules everywhere, and the purity fence around the core.
+import js from '@eslint/js'
+import tseslint from 'typescript-eslint'
+import { importX } from 'eslint-plugin-import-x'
+
+const pureCore = ['packages/events/src/**/*.ts', 'packages/projection/src/**/*.ts', 'packages/planner/src/**/*.ts']
+
+export default tseslint.config(
+  { ignores: ['**/dist/**', '**/node_modules/**', '**/*.config.ts', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/array-type': ['error', { default: 'generic' }],
+      '@typescript-eslint/prefer-readonly': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'import-x/no-cycle': 'error',
+    },
+  },
+  {
+    files: pureCore,
+    ignores: ['**/*.test.ts', '**/test-support/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'], message: 'The pure core does no I/O.' }] },
+      ],
+      'no-restricted-globals': ['error', 'process', 'setTimeout', 'setInterval'],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Time reaches the core as data.' },
+        { object: 'Math', property: 'random', message: 'Ids reach the core as data.' },
+      ],
+    },
+  },
+)

@@ -1,0 +1,75 @@
+/**
+ * The executor's rejection codes (the in-process guard and revalidation before a continuation
+ * starts) and the failure classes recovery writes. Stable codes, never renamed or reused.
+ */
+
+/**
+ * Every execution rejection code with the sentence a person reads.
+ * @category models
+ */
+export const ExecutionRejectionSentences = {
+  /** Another run is active in this runtime. */
+  another_run_active: 'Another turn is running in this process.',
+  /** A claim for the same boundary or session is already in flight in this process. */
+  continuation_in_progress: 'A resume of this session is already in progress.',
+  /** The source header's identity changed after planning. */
+  source_identity_changed: 'The interrupted run’s identity changed after the plan was made.',
+  /** The source terminal status or terminal event changed after planning. */
+  source_terminal_changed: 'The interrupted run’s ending changed after the plan was made.',
+  /** The source cwd changed after planning. */
+  source_cwd_changed: 'The working directory changed after the plan was made.',
+  /** The ledger's committed row count differs from the planned high-water. */
+  source_high_water_changed: 'The interrupted run’s ledger grew or shrank after the plan was made.',
+  /** A ledger row's identity differs from the source's. */
+  source_ledger_identity_changed: 'The interrupted run’s ledger now holds rows of another run.',
+  /** The replay projection is no longer safe or differs from the planned context. */
+  source_replay_changed: 'The history to replay changed after the plan was made.',
+  /** The workspace identity differs from the plan's snapshot. */
+  workspace_identity_changed: 'The workspace directory changed after the plan was made.',
+  /** A background or child operation is now unsettled. */
+  background_operation_started: 'A background command or sub-agent started after the plan was made.',
+  /** A tool in the plan's snapshot is no longer available. */
+  tool_catalog_changed: 'A tool the plan relies on is no longer available.',
+  /** The checkpoint ref, high-water or restored flag changed. */
+  workspace_checkpoint_changed: 'The workspace checkpoint changed after the plan was made.',
+  /** A run or claim already holds this boundary. */
+  continuation_claim_conflict: 'Another process already resumed this interruption.',
+  /** The target run id already exists. */
+  target_run_conflict: 'A run with the continuation’s id already exists.',
+} as const
+
+/**
+ * A stable execution rejection code.
+ * @category models
+ */
+export type ExecutionRejection = keyof typeof ExecutionRejectionSentences
+
+/**
+ * True when `code` is a known execution rejection code.
+ * @category guards
+ */
+export const isExecutionRejection = (code: string): code is ExecutionRejection =>
+  Object.hasOwn(ExecutionRejectionSentences, code)
+
+/**
+ * Failure classes written into failed terminal events and headers.
+ * @category models
+ */
+export const FailureClass = {
+  /** The process died mid-run; recovery ended the run. */
+  app_restarted: 'app_restarted',
+  /** A terminal header existed without a terminal event; recovery repaired the header. */
+  missing_terminal_event: 'missing_terminal_event',
+  /** A claim was written but its target run never started; recovery closed it. */
+  continuation_abandoned_before_start: 'continuation_abandoned_before_start',
+  /** The model provider failed (HTTP error, stream error, scripted error). */
+  provider_error: 'provider_error',
+  /** The runtime itself failed (a bug or an I/O error). */
+  runtime_error: 'runtime_error',
+} as const
+
+/**
+ * A failure class code.
+ * @category models
+ */
+export type FailureClass = (typeof FailureClass)[keyof typeof FailureClass]

@@ -1,0 +1,82 @@
+/**
+ * The planner's park reasons: stable codes, never renamed or reused. Each has a one-line doc and a
+ * human sentence for UIs, which never show a raw code alone. Key order is the spec's order.
+ */
+
+/**
+ * Every park reason with the sentence a person reads.
+ * @category models
+ */
+export const ParkReasonSentences = {
+  /** The safe-boundary resume flag is not set to 1. */
+  resume_feature_disabled: 'Safe resume is turned off (set MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1 to enable it).',
+  /** The session has no top-level run to resume, or its newest one completed. */
+  resume_candidate_missing: 'There is nothing to resume: the latest turn of this session completed or none exists.',
+  /** Another live process owns the session (`owner.lock`). */
+  session_owner_alive: 'Another running process owns this session; resume it there or wait for it to exit.',
+  /** The host could not observe the facts a plan needs (cwd, workspace, tools, background work). */
+  safety_observation_unavailable: 'The host could not check the workspace, tools or background work, so resuming is not safe.',
+  /** The source `run.json` is missing or invalid. */
+  source_run_unreadable: 'The interrupted run’s header is missing or unreadable.',
+  /** The source header has no recorded workspace identity. */
+  workspace_identity_missing: 'The interrupted run did not record which workspace it ran in.',
+  /** A ledger (or an ancestor's) is unreadable, or the ancestor chain is broken. */
+  runtime_ledger_unreadable: 'The run’s event ledger is unreadable or its history chain is broken.',
+  /** A ledger row belongs to another session, invocation, run or turn. */
+  runtime_identity_mismatch: 'The run’s event ledger holds rows that belong to another run.',
+  /** A run or claim already continues this boundary. */
+  continuation_already_exists: 'This interruption has already been resumed once; it will not be resumed twice.',
+  /** The ledger's length differs from the expected high-water. */
+  runtime_offset_mismatch: 'The ledger’s length differs from the recorded checkpoint or expected position.',
+  /** A tool call has no committed outcome: its side effect may or may not have happened. */
+  dangling_tool_state: 'A tool call was interrupted before its result was recorded; it may or may not have taken effect.',
+  /** A permission request has no recorded decision. */
+  pending_permission: 'A permission request was never answered.',
+  /** The ledger holds no event. */
+  runtime_ledger_empty: 'The interrupted run recorded no events.',
+  /** A new id of the continuation equals one of the source's. */
+  continuation_identity_reused: 'The continuation would reuse an id of the interrupted run.',
+  /** The header's terminal status does not match exactly one terminal event. */
+  terminal_repair_failed: 'The run’s header and its recorded ending disagree.',
+  /** The session cwd differs from the source run's. */
+  workspace_cwd_mismatch: 'The working directory differs from the one the run started in.',
+  /** The workspace directory is not the same one (device, inode or path changed). */
+  workspace_identity_mismatch: 'The workspace directory is not the same one the run used.',
+  /** A background shell or child run is still unsettled. */
+  background_operation_pending: 'A background command or sub-agent is still running.',
+  /** A checkpoint was given without a ref. */
+  workspace_ref_missing: 'The workspace checkpoint has no reference.',
+  /** A checkpoint was given but not restored. */
+  checkpoint_restore_failed: 'The workspace checkpoint was not restored.',
+  /** A tool the history used is not available now. */
+  tool_catalog_mismatch: 'A tool used earlier in this turn is no longer available.',
+  /** The replay history does not start with a user message. */
+  provider_resume_head_unsupported: 'The history to replay does not start with a user message.',
+  /** The replay history does not end at a user or tool boundary. */
+  provider_resume_boundary_unsupported: 'The history to replay does not end at a user message or a tool result.',
+} as const
+
+/**
+ * A stable park reason code.
+ * @category models
+ */
+export type ParkReason = keyof typeof ParkReasonSentences
+
+/**
+ * Every park reason code, in the spec's table order.
+ * @category models
+ */
+export const PARK_REASONS: ReadonlyArray<ParkReason> = Object.keys(ParkReasonSentences) as Array<ParkReason>
+
+/**
+ * True when `code` is a known park reason.
+ * @category guards
+ */
+export const isParkReason = (code: string): code is ParkReason => Object.hasOwn(ParkReasonSentences, code)
+
+/**
+ * The human sentence for a park reason; an unknown code gets a generic sentence.
+ * @category combinators
+ */
+export const describeParkReason = (code: string): string =>
+  isParkReason(code) ? ParkReasonSentences[code] : 'Resuming was refused for a reason this version does not know.'

@@ -1,0 +1,32 @@
+/**
+ * The decode edge: unknown JSON in, a typed value or one human sentence out. Stores call these on
+ * every row they read; nothing undecoded crosses into the core.
+ */
+import type * as E from 'fp-ts/lib/Either.js'
+import type * as t from 'io-ts'
+import { AgentRun } from './AgentRun.js'
+import { RuntimeEvent } from './RuntimeEvent.js'
+import { describeDecodeErrors } from './strictStruct.js'
+
+/**
+ * Decodes a value with a codec; failures become one sentence naming the failing path.
+ * @category codecs
+ */
+export const decodeWith =
+  <A>(codec: t.Decoder<unknown, A>) =>
+  (u: unknown): E.Either<string, A> => {
+    const result = codec.decode(u)
+    return result._tag === 'Right' ? result : { _tag: 'Left', left: describeDecodeErrors(result.left) }
+  }
+
+/**
+ * Decodes one parsed ledger row.
+ * @category codecs
+ */
+export const decodeRuntimeEvent: (u: unknown) => E.Either<string, RuntimeEvent> = decodeWith(RuntimeEvent)
+
+/**
+ * Decodes a parsed `run.json`.
+ * @category codecs
+ */
+export const decodeAgentRun: (u: unknown) => E.Either<string, AgentRun> = decodeWith(AgentRun)

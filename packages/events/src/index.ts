@@ -1,0 +1,85 @@
+/**
+ * @maka/events — the shared vocabulary of maka-resume: RuntimeEvent and AgentRun codecs, the other
+ * on-disk records, branded ids, lifecycle-row constructors and the stable code tables (park
+ * reasons, execution rejections, failure classes, failpoints). Pure: no I/O, no clock.
+ */
+export {
+  ID_PATTERN,
+  isSafeId,
+  SessionId,
+  RunId,
+  ShellRunId,
+  NonEmptyString,
+  NonNegativeInt,
+  FiniteNumber,
+  IsoTimestamp,
+  AbsolutePath,
+  type SessionIdBrand,
+  type RunIdBrand,
+  type ShellRunIdBrand,
+  type NonEmptyStringBrand,
+  type NonNegativeIntBrand,
+  type FiniteNumberBrand,
+  type IsoTimestampBrand,
+  type AbsolutePathBrand,
+  makeSessionIdUnsafe,
+  makeRunIdUnsafe,
+  makeShellRunIdUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeIsoTimestampUnsafe,
+  makeAbsolutePathUnsafe,
+} from './ids.js'
+export { strictStruct, describeDecodeErrors, type StrictStructType } from './strictStruct.js'
+export {
+  TextContent,
+  ThinkingContent,
+  FunctionCallContent,
+  FunctionResponseContent,
+  ErrorContent,
+  RuntimeEventContent,
+  PermissionRequest,
+  PermissionDecision,
+  TokenUsage,
+  RuntimeEventActions,
+  RuntimeEventRefs,
+  EventRole,
+  EventAuthor,
+  EventStatus,
+  RuntimeEvent,
+  type TerminalEventStatus,
+  isTerminalEventStatus,
+  isTerminalEvent,
+  isContinuationStartEvent,
+  isModelVisible,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
+} from './RuntimeEvent.js'
+export {
+  RunStatus,
+  type TerminalRunStatus,
+  ContinuationSource,
+  AgentRun,
+  isTerminalRunStatus,
+  isChildRun,
+  isContinuationRun,
+  runStatusFromTerminalStatus,
+} from './AgentRun.js'
+export { SessionRecord, ShellRunStatus, ShellRun, OwnerLock, ContinuationClaim } from './records.js'
+export {
+  type RunIdentity,
+  type RowStamp,
+  type TerminalOutcome,
+  makeInitialUserEvent,
+  makeContinuationStartEvent,
+  makeTerminalEvent,
+} from './lifecycleEvents.js'
+export { ParkReasonSentences, type ParkReason, PARK_REASONS, isParkReason, describeParkReason } from './ParkReason.js'
+export {
+  ExecutionRejectionSentences,
+  type ExecutionRejection,
+  isExecutionRejection,
+  FailureClass,
+} from './ExecutionRejection.js'
+export { CommittedPrefix, type FailpointDecision, type Failpoint, FAILPOINTS } from './Failpoint.js'
+export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'

@@ -1,0 +1,115 @@
+/**
+ * Constructors for the rows the runtime itself writes at fixed points of a run's life: the initial
+ * user event, the continuation-start fact and the terminal event. They are pure: ids and time come
+ * in as data.
+ */
+import type { ContinuationSource } from './AgentRun.js'
+import type { FiniteNumber, NonEmptyString } from './ids.js'
+import type { RuntimeEvent, TerminalEventStatus } from './RuntimeEvent.js'
+
+/**
+ * The identity every row of one run carries.
+ * @category models
+ */
+export interface RunIdentity {
+  readonly sessionId: string
+  readonly invocationId: string
+  readonly runId: string
+  readonly turnId: string
+}
+
+/**
+ * What every constructed row needs besides its identity: its own id and a timestamp.
+ * @category models
+ */
+export interface RowStamp {
+  readonly eventId: string
+  readonly ts: number
+}
+
+const base = (identity: RunIdentity, stamp: RowStamp) => ({
+  id: stamp.eventId as NonEmptyString,
+  sessionId: identity.sessionId as NonEmptyString,
+  invocationId: identity.invocationId as NonEmptyString,
+  runId: identity.runId as NonEmptyString,
+  turnId: identity.turnId as NonEmptyString,
+  ts: stamp.ts as FiniteNumber,
+  partial: false,
+})
+
+/**
+ * The first row of a normal run: the user's message.
+ * @category constructors
+ */
+export const makeInitialUserEvent = (identity: RunIdentity, stamp: RowStamp, text: string): RuntimeEvent => ({
+  ...base(identity, stamp),
+  role: 'user',
+  author: 'user',
+  content: { kind: 'text', text },
+})
+
+/**
+ * The first row of a continuation run: a system fact naming the source boundary.
+ * @category constructors
+ */
+export const makeContinuationStartEvent = (
+  identity: RunIdentity,
+  stamp: RowStamp,
+  source: ContinuationSource,
+): RuntimeEvent => ({
+  ...base(identity, stamp),
+  role: 'system',
+  author: 'system',
+  actions: { stateDelta: { continuationStart: true } },
+  refs: {
+    sourceInvocationId: source.sourceInvocationId,
+    sourceRunId: source.sourceRunId,
+    sourceTurnId: source.sourceTurnId,
+    sourceRuntimeEventHighWater: source.sourceRuntimeEventHighWater,
+  },
+})
+
+/**
+ * How a run ended, as the terminal row records it.
+ * @category models
+ */
+export type TerminalOutcome =
+  | { readonly status: 'completed' }
+  | { readonly status: Exclude<TerminalEventStatus, 'completed' | 'failed'>; readonly reason?: string }
+  | {
+      readonly status: 'failed'
+      readonly failureClass: string
+      readonly message: string
+      readonly stateDelta?: Readonly<Record<string, unknown>>
+    }
+
+/**
+ * The row that ends an invocation. A failed terminal carries its failure class twice: as the error
+ * content's `code` and as `stateDelta.failureClass`.
+ * @category constructors
+ */
+export const makeTerminalEvent = (identity: RunIdentity, stamp: RowStamp, outcome: TerminalOutcome): RuntimeEvent => {
+  const row = { ...base(identity, stamp), role: 'system' as const, author: 'system' as const }
+  switch (outcome.status) {
+    case 'completed':
+      return { ...row, status: 'completed', actions: { endInvocation: true } }
+    case 'aborted':
+    case 'cancelled':
+      return {
+        ...row,
+        status: outcome.status,
+        actions: { endInvocation: true },
+        ...(outcome.reason === undefined ? {} : { content: { kind: 'error', message: outcome.reason } }),
+      }
+    case 'failed':
+      return {
+        ...row,
+        status: 'failed',
+        content: { kind: 'error', message: outcome.message, code: outcome.failureClass },
+        actions: {
+          endInvocation: true,
+          stateDelta: { ...(outcome.stateDelta ?? {}), failureClass: outcome.failureClass },
+        },
+      }
+  }
+}

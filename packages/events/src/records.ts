@@ -1,0 +1,97 @@
+/**
+ * The smaller on-disk records of a session: its header, background shell runs, the owner lock and
+ * continuation claims. Each is owned by `stores`; their shapes are shared here so every package
+ * reads them the same way.
+ */
+import * as t from 'io-ts'
+import { AbsolutePath, IsoTimestamp, NonEmptyString, NonNegativeInt, RunId, SessionId, ShellRunId } from './ids.js'
+import { strictStruct } from './strictStruct.js'
+
+/**
+ * `session.json`: a projection, so unknown keys are tolerated and kept.
+ * @category codecs
+ */
+export const SessionRecord = t.intersection(
+  [t.type({ sessionId: SessionId, cwd: AbsolutePath, createdAt: IsoTimestamp }), t.partial({ title: t.string })],
+  'SessionRecord',
+)
+/**
+ * `session.json`: the session's cwd, creation time and title.
+ * @category models
+ */
+export type SessionRecord = t.TypeOf<typeof SessionRecord>
+
+/**
+ * The status of a background shell operation.
+ * @category codecs
+ */
+export const ShellRunStatus = t.keyof({ running: null, completed: null, failed: null, killed: null }, 'ShellRunStatus')
+/**
+ * The status of a background shell operation.
+ * @category models
+ */
+export type ShellRunStatus = t.TypeOf<typeof ShellRunStatus>
+
+/**
+ * `shell-runs/<shellRunId>.json`: one background shell operation.
+ * @category codecs
+ */
+export const ShellRun = strictStruct(
+  'ShellRun',
+  {
+    shellRunId: ShellRunId,
+    sessionId: SessionId,
+    runId: RunId,
+    command: t.string,
+    status: ShellRunStatus,
+    pid: NonNegativeInt,
+    startedAt: IsoTimestamp,
+  },
+  { endedAt: IsoTimestamp, exitCode: t.union([t.number, t.null]) },
+)
+/**
+ * One background shell operation.
+ * @category models
+ */
+export type ShellRun = t.TypeOf<typeof ShellRun>
+
+/**
+ * `owner.lock`: the live process that owns the session; `startedAt` is that process's start time.
+ * @category codecs
+ */
+export const OwnerLock = strictStruct(
+  'OwnerLock',
+  { pid: NonNegativeInt, hostname: t.string, startedAt: IsoTimestamp },
+  {},
+)
+/**
+ * The live process that owns a session.
+ * @category models
+ */
+export type OwnerLock = t.TypeOf<typeof OwnerLock>
+
+/**
+ * `claims/<sourceRunId>@<highWater>.json`: the durable, exclusive claim of one boundary by one
+ * continuation target.
+ * @category codecs
+ */
+export const ContinuationClaim = strictStruct(
+  'ContinuationClaim',
+  {
+    sessionId: SessionId,
+    sourceInvocationId: NonEmptyString,
+    sourceRunId: RunId,
+    sourceTurnId: NonEmptyString,
+    sourceRuntimeEventHighWater: NonNegativeInt,
+    targetInvocationId: NonEmptyString,
+    targetRunId: RunId,
+    targetTurnId: NonEmptyString,
+    claimedAt: IsoTimestamp,
+  },
+  {},
+)
+/**
+ * The durable claim of one boundary by one continuation target.
+ * @category models
+ */
+export type ContinuationClaim = t.TypeOf<typeof ContinuationClaim>
