@@ -5,7 +5,7 @@
  */
 import * as t from 'io-ts'
 import { FiniteNumber, NonEmptyString, NonNegativeInt } from './ids.js'
-import { strictStruct } from './strictStruct.js'
+import { discriminatedByKind, strictStruct } from './strictStruct.js'
 
 // -------------------------------------------------------------------------------------
 // codecs: content
@@ -86,13 +86,13 @@ export type ErrorContent = t.TypeOf<typeof ErrorContent>
  * Any content kind, discriminated by `kind`.
  * @category codecs
  */
-export const RuntimeEventContent = t.union([
-  TextContent,
-  ThinkingContent,
-  FunctionCallContent,
-  FunctionResponseContent,
-  ErrorContent,
-])
+export const RuntimeEventContent = discriminatedByKind('RuntimeEventContent', {
+  text: TextContent,
+  thinking: ThinkingContent,
+  function_call: FunctionCallContent,
+  function_response: FunctionResponseContent,
+  error: ErrorContent,
+})
 /**
  * Any content kind, discriminated by `kind`.
  * @category models

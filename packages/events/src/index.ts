@@ -30,7 +30,7 @@ export {
   makeIsoTimestampUnsafe,
   makeAbsolutePathUnsafe,
 } from './ids.js'
-export { strictStruct, describeDecodeErrors, type StrictStructType } from './strictStruct.js'
+export { strictStruct, discriminatedByKind, describeDecodeErrors, type StrictStructType } from './strictStruct.js'
 export {
   TextContent,
   ThinkingContent,

@@ -52,6 +52,35 @@ export const strictStruct = <R extends t.Props, O extends t.Props>(
 }
 
 /**
+ * A union discriminated by the literal `kind`: the member is chosen by `kind` alone, so an error
+ * names the real problem (not the first member that failed) and decoding costs one lookup.
+ * @category constructors
+ */
+export const discriminatedByKind = <M extends Record<string, t.Mixed>>(
+  name: string,
+  members: M,
+): t.Type<t.TypeOf<M[keyof M]>, t.OutputOf<M[keyof M]>, unknown> => {
+  const kinds = Object.keys(members)
+  const memberOf = (u: unknown): t.Mixed | undefined => {
+    if (typeof u !== 'object' || u === null) return undefined
+    const kind = (u as { kind?: unknown }).kind
+    return typeof kind === 'string' && Object.hasOwn(members, kind) ? members[kind] : undefined
+  }
+  return new t.Type<t.TypeOf<M[keyof M]>, t.OutputOf<M[keyof M]>, unknown>(
+    name,
+    (u): u is t.TypeOf<M[keyof M]> => memberOf(u)?.is(u) === true,
+    (u, c) => {
+      const member = memberOf(u)
+      if (member === undefined) {
+        return t.failure(u, c, `${name} needs a kind of ${kinds.join(', ')}`)
+      }
+      return member.validate(u, c) as t.Validation<t.TypeOf<M[keyof M]>>
+    },
+    (a) => (memberOf(a)?.encode(a) ?? a) as t.OutputOf<M[keyof M]>,
+  )
+}
+
+/**
  * Turns io-ts errors into one short human sentence naming the failing path.
  * @category errors
  */

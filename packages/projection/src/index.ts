@@ -1,0 +1,15 @@
+/**
+ * @maka/projection — Phase 0: the pure replay projection from a run's committed RuntimeEvent prefix
+ * to tool operations and a ResumePlan (`safe_replay` or `blocked`). No I/O, no clock.
+ */
+export {
+  type ToolOperationStatus,
+  type ToolOperation,
+  ProjectionDiagnosticCode,
+  type ProjectionDiagnostic,
+  type ProjectionRejectionReason,
+  type ResumePlan,
+  type ProjectionOptions,
+  rejectionReasonOf,
+} from './ResumePlan.js'
+export { projectResumePlan } from './projectResumePlan.js'

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything the project needs from the repo's own files: a pinned pnpm (local to the
+# checkout, so nothing global is assumed), the workspace's dependencies from the lockfile, and a
+# build. Safe to run again: each step is skipped or fast when already done.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+PNPM_VERSION=10.34.9
+tools="$root/.tools"
+if [ ! -x "$tools/node_modules/.bin/pnpm" ] || [ "$("$tools/node_modules/.bin/pnpm" --version 2>/dev/null)" != "$PNPM_VERSION" ]; then
+  echo "› installing pnpm $PNPM_VERSION into .tools/"
+  npm install --prefix "$tools" --no-audit --no-fund --loglevel=error "pnpm@$PNPM_VERSION" >/dev/null
+fi
+export PATH="$tools/node_modules/.bin:$PATH"
+
+# node-gyp builds native addons against the local Node headers instead of downloading them.
+node_prefix="$(dirname "$(dirname "$(command -v node)")")"
+if [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir="$node_prefix"; fi
+
+export TURBO_TELEMETRY_DISABLED=1
+echo "› pnpm install --frozen-lockfile"
+pnpm install --frozen-lockfile --reporter=silent
+echo "› building packages"
+pnpm exec turbo run build --output-logs=errors-only
