@@ -121,7 +121,7 @@ export const projectResumePlan = (
       message: `Expected ${expected} committed events, found ${events.length}.`,
     })
   }
-  const acc = events.reduce(evolve, { operations: new Map(), diagnostics })
+  const acc = events.reduce(evolve, { operations: new Map<string, MutableOperation>(), diagnostics })
   const operations: Array<ToolOperation> = []
   for (const op of acc.operations.values()) {
     operations.push({ ...op })
