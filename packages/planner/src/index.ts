@@ -1,4 +1,96 @@
 /**
- * @maka/planner — the continuation planner (work in progress).
+ * @maka/planner — the continuation planner. It reads a source run's header and ledger (and its
+ * ancestors' when the source is itself a continuation) plus host facts, and returns a plan:
+ * `continue` with a fresh continuation, or `park` with every stable reason. Early exits stop at the
+ * first failure; gates are fp-ts validators combined with the validation applicative so every
+ * failure is collected. Pure: no I/O, no clock, no randomness — the world comes in through ports.
  */
 export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
+export {
+  type ParkFinding,
+  type ParkFindings,
+  type Gate,
+  makeParkFinding,
+  park,
+  parkUnless,
+  FindingsValidation,
+  describeCause,
+} from './ParkFinding.js'
+export { EarlyExitTable, GateTable, sortFindings, rejectionReasonsOf } from './GateTable.js'
+export {
+  PlanWarningSentences,
+  type PlanWarningCode,
+  type PlanDiagnostic,
+  type ContinuationIds,
+  type SnapshotCheckpoint,
+  type SafetySnapshot,
+  type Continuation,
+  type ContinuationPlan,
+  type PlanBoundary,
+  makeWarning,
+  makeParkedPlan,
+  makeContinuePlan,
+} from './ContinuationPlan.js'
+export type {
+  LedgerProblem,
+  LedgerRead,
+  AncestorRead,
+  AncestorUnavailable,
+  AncestorLookup,
+  Ancestors,
+  BoundaryHolders,
+  PlanningInput,
+} from './PlanningInput.js'
+export type {
+  RunListingEntry,
+  PlannerStorePort,
+  OwnerLiveness,
+  HostFactsPort,
+  IdSource,
+  RuntimeContinuationPlannerDeps,
+  PlanRequest,
+  RuntimeContinuationPlanner,
+} from './PlannerPorts.js'
+export {
+  resumeFeatureEnabled,
+  latestCandidate,
+  runsListed,
+  sessionOwnerNotAlive,
+  hostFactsObserved,
+  sourceRunReadable,
+  workspaceIdentityRecorded,
+  sourceLedgerLoaded,
+  sourceLedgerReadable,
+  ledgerRowsOwned,
+  boundaryUnclaimed,
+} from './earlyExits.js'
+export {
+  MAX_ANCESTOR_DEPTH,
+  type ChainLink,
+  type AncestorChain,
+  type WalkInput,
+  isRowOfRun,
+  opensWithContinuationStart,
+  walkAncestors,
+} from './walkAncestors.js'
+export {
+  type GateView,
+  type GatesPassed,
+  phase0Replayable,
+  permissionsDecided,
+  ledgerNotEmpty,
+  eventIdentityConsistent,
+  continuationIdsFresh,
+  terminalStatusConsistent,
+  cwdUnchanged,
+  workspaceIdentityUnchanged,
+  backgroundSettled,
+  checkpointHasRef,
+  checkpointRestored,
+  toolCatalogCovers,
+  historyStartsWithUser,
+  historyEndsAtBoundary,
+  evaluateGates,
+} from './gates.js'
+export { ledgerWarnings, planContinuation } from './planContinuation.js'
+export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'

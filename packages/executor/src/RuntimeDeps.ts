@@ -1,0 +1,115 @@
+/**
+ * What a runtime is composed of. Hosts build these from packages (stores, host-inspector,
+ * providers, tools) and pass them in; tests pass the same real parts, wrapped where a failure must
+ * be injected at a port.
+ */
+import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
+import type { HostInspector } from '@maka/host-inspector'
+import type { ModelProvider } from '@maka/providers'
+import type { FileStores } from '@maka/stores'
+import type { Tool } from '@maka/tools'
+
+/**
+ * How tool calls that change the world are authorised.
+ * @category models
+ */
+export type PermissionMode = 'ask' | 'allow' | 'deny'
+
+/**
+ * Named points of a run where tests and the demo stop a process to kill it (`SIGKILL`).
+ * @category models
+ */
+export type CrashPoint =
+  | 'after_run_created'
+  | 'after_initial_user_committed'
+  | 'after_function_call'
+  | 'after_tool_response'
+  | 'after_continuation_start_committed'
+  | 'after_terminal_event_committed'
+  | 'after_terminal_header_committed'
+
+/**
+ * Structured operational events. Identities, codes and error classes only: never prompts, tool
+ * arguments, tool results or secrets.
+ * @category models
+ */
+export type LifecycleEvent =
+  | { readonly type: 'plan_approved'; readonly sessionId: string; readonly sourceRunId: string; readonly targetRunId: string }
+  | {
+      readonly type: 'plan_parked'
+      readonly sessionId: string
+      readonly sourceRunId: string | null
+      readonly rejectionReasons: ReadonlyArray<string>
+    }
+  | { readonly type: 'execution_started'; readonly sessionId: string; readonly sourceRunId: string; readonly targetRunId: string }
+  | {
+      readonly type: 'execution_completed'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+    }
+  | {
+      readonly type: 'execution_failed'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string | null
+      readonly errorClass: string
+    }
+
+/**
+ * Where lifecycle events go. Best-effort: a sink that throws or rejects changes nothing.
+ * @category models
+ */
+export interface LifecycleSink {
+  emit(event: LifecycleEvent): void | Promise<void>
+}
+
+/**
+ * Live notifications for a host UI: committed rows and streaming text.
+ * @category models
+ */
+export interface RunObserver {
+  onEvent?(event: RuntimeEvent): void
+  onTextDelta?(runId: string, text: string): void
+}
+
+/**
+ * A permission question put to the user.
+ * @category models
+ */
+export interface PermissionQuestion {
+  readonly sessionId: string
+  readonly runId: string
+  readonly requestId: string
+  readonly toolName: string
+  readonly toolCallId: string
+}
+
+/**
+ * The parts a runtime is built from.
+ * @category models
+ */
+export interface RuntimeDeps {
+  readonly stores: FileStores
+  readonly inspector: HostInspector
+  readonly tools: ReadonlyArray<Tool>
+  /** A provider for each run; called once per run so scripted cursors never leak between runs. */
+  readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
+  readonly safeBoundaryResumeEnabled: boolean
+  readonly permissionMode?: PermissionMode
+  readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
+  readonly systemPrompt?: string
+  readonly sink?: LifecycleSink
+  readonly observer?: RunObserver
+  /** Called at each crash point; the demo and crash tests stop the process there. */
+  readonly onCrashPoint?: (point: CrashPoint, context: { readonly runId: string }) => void | Promise<void>
+  readonly clock?: () => Date
+  readonly newId?: (kind: 'session' | 'run' | 'invocation' | 'turn') => string
+  readonly maxModelSteps?: number
+}
+
+/**
+ * Why an execution was refused before anything was written.
+ * @category models
+ */
+export type ContinuationRejectionCode = ExecutionRejection | 'session_owner_alive'

@@ -1,0 +1,195 @@
+/**
+ * The model/tool loop shared by normal turns and continuations. A tool's implementation starts
+ * only after its `function_call` row is committed, and its `function_response` row is appended when
+ * it ends — so after a crash the ledger says exactly which calls may have had effects.
+ */
+import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
+import { type ModelProvider, ProviderError, materializeHistory } from '@maka/providers'
+import type { Tool, ToolOutcome } from '@maka/tools'
+import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
+import type { RunWriter } from './runWriter.js'
+import type { FileStores } from '@maka/stores'
+import * as E from 'fp-ts/lib/Either.js'
+
+/**
+ * How the loop ended.
+ * @category models
+ */
+export type LoopOutcome =
+  | { readonly _tag: 'Completed' }
+  | { readonly _tag: 'Failed'; readonly failureClass: string; readonly message: string }
+
+/**
+ * Everything one loop needs.
+ * @category models
+ */
+export interface LoopInput {
+  readonly writer: RunWriter
+  readonly provider: ModelProvider
+  /** Provider history before this run's own rows (empty for a normal turn; the runtimeContext of a continuation). */
+  readonly history: ReadonlyArray<RuntimeEvent>
+  readonly tools: ReadonlyArray<Tool>
+  readonly systemPrompt: string
+  readonly permissionMode: PermissionMode
+  readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
+  readonly observer?: RunObserver
+  readonly stores: FileStores
+  readonly cwd: string
+  readonly maxModelSteps: number
+  readonly crashPoint: (point: CrashPoint) => Promise<void>
+}
+
+interface StepResult {
+  readonly text: string
+  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly args: unknown }>
+  readonly usage: { readonly input: number; readonly output: number } | null
+}
+
+const runStep = async (input: LoopInput): Promise<StepResult> => {
+  const messages = materializeHistory([...input.history, ...input.writer.committed()])
+  let text = ''
+  const toolCalls: Array<{ id: string; name: string; args: unknown }> = []
+  let usage: { input: number; output: number } | null = null
+  const specs = input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  for await (const chunk of input.provider.stream({ systemPrompt: input.systemPrompt, messages, tools: specs })) {
+    switch (chunk.type) {
+      case 'text_delta':
+        text += chunk.text
+        input.observer?.onTextDelta?.(input.writer.header().runId, chunk.text)
+        break
+      case 'tool_call':
+        toolCalls.push({ id: chunk.id, name: chunk.name, args: chunk.args })
+        break
+      case 'usage':
+        usage = { input: chunk.input, output: chunk.output }
+        break
+    }
+  }
+  return { text, toolCalls, usage }
+}
+
+const shellRecorder = (stores: FileStores) => ({
+  record: async (run: Parameters<FileStores['shellRuns']['write']>[0]) => {
+    const result = await stores.shellRuns.write(run)()
+    if (E.isLeft(result)) throw new Error(`recording a shell run failed: ${result.left._tag}`)
+  },
+})
+
+const authorise = async (input: LoopInput, tool: Tool, toolCallId: string): Promise<'allow' | 'deny'> => {
+  if (!tool.mutates) return 'allow'
+  const { writer } = input
+  const requestId = `perm-${toolCallId}`
+  await writer.append({
+    role: 'system',
+    author: 'system',
+    actions: {
+      permissionRequest: {
+        requestId: requestId as NonEmptyString,
+        toolName: tool.name as NonEmptyString,
+        toolCallId: toolCallId as NonEmptyString,
+      },
+    },
+  })
+  let decision: 'allow' | 'deny' = input.permissionMode === 'allow' ? 'allow' : 'deny'
+  if (input.permissionMode === 'ask') {
+    if (input.askPermission === undefined) {
+      decision = 'deny'
+    } else {
+      await writer.setStatus('waiting_permission')
+      const header = writer.header()
+      decision = await input.askPermission({
+        sessionId: header.sessionId,
+        runId: header.runId,
+        requestId,
+        toolName: tool.name,
+        toolCallId,
+      })
+      await writer.setStatus('running')
+    }
+  }
+  await writer.append({
+    role: 'user',
+    author: 'user',
+    actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
+  })
+  return decision
+}
+
+const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls'][number]): Promise<ToolOutcome> => {
+  const header = input.writer.header()
+  try {
+    return await tool.run(call.args, {
+      sessionId: header.sessionId,
+      runId: header.runId,
+      cwd: input.cwd,
+      toolCallId: call.id,
+      shellRuns: shellRecorder(input.stores),
+    })
+  } catch {
+    return { result: { error: `The tool ${tool.name} failed unexpectedly.` }, isError: true }
+  }
+}
+
+/**
+ * Runs model steps and tool calls until the model answers without calling a tool.
+ * @category constructors
+ */
+export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
+  const { writer } = input
+  for (let step = 0; step < input.maxModelSteps; step += 1) {
+    let result: StepResult
+    try {
+      result = await runStep(input)
+    } catch (error) {
+      const message = error instanceof ProviderError ? `The model call failed (${error.code}).` : 'The model call failed.'
+      return { _tag: 'Failed', failureClass: 'provider_error', message }
+    }
+    const usage = result.usage
+    if (result.text.length > 0 || result.toolCalls.length === 0) {
+      await writer.append({
+        role: 'model',
+        author: 'agent',
+        status: 'completed',
+        content: { kind: 'text', text: result.text },
+        ...(usage === null
+          ? {}
+          : { actions: { tokenUsage: { input: Math.max(0, Math.round(usage.input)) as NonNegativeInt, output: Math.max(0, Math.round(usage.output)) as NonNegativeInt } } }),
+      })
+    }
+    if (result.toolCalls.length === 0) return { _tag: 'Completed' }
+    for (const call of result.toolCalls) {
+      await writer.append({
+        role: 'model',
+        author: 'agent',
+        content: { kind: 'function_call', id: call.id as NonEmptyString, name: call.name as NonEmptyString, args: call.args },
+        refs: { toolCallId: call.id },
+      })
+    }
+    await input.crashPoint('after_function_call')
+    for (const call of result.toolCalls) {
+      const tool = input.tools.find((t) => t.name === call.name)
+      let outcome: ToolOutcome
+      if (tool === undefined) {
+        outcome = { result: { error: `There is no tool named ${call.name}.` }, isError: true }
+      } else if ((await authorise(input, tool, call.id)) === 'deny') {
+        outcome = { result: { error: 'Permission denied.' }, isError: true }
+      } else {
+        outcome = await runTool(input, tool, call)
+      }
+      await writer.append({
+        role: 'tool',
+        author: 'tool',
+        content: {
+          kind: 'function_response',
+          id: call.id as NonEmptyString,
+          name: call.name as NonEmptyString,
+          result: outcome.result,
+          ...(outcome.isError ? { isError: true } : {}),
+        },
+        refs: { toolCallId: call.id },
+      })
+      await input.crashPoint('after_tool_response')
+    }
+  }
+  return { _tag: 'Failed', failureClass: 'runtime_error', message: `The model did not finish within ${input.maxModelSteps} steps.` }
+}

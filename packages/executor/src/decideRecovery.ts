@@ -1,0 +1,159 @@
+/**
+ * The recovery decider: given a run's header and its committed ledger, decide what startup
+ * recovery must write — never perform it. The runner appends the event (durably) before it updates
+ * the header, so a header never claims an end the ledger does not hold.
+ */
+import {
+  type AgentRun,
+  type ContinuationClaim,
+  FailureClass,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type RuntimeEvent,
+  isTerminalEvent,
+  isTerminalRunStatus,
+  makeTerminalEvent,
+  runStatusFromTerminalStatus,
+} from '@maka/events'
+
+/**
+ * The part of a ledger read recovery needs.
+ * @category models
+ */
+export interface RecoveryLedger {
+  readonly events: ReadonlyArray<RuntimeEvent>
+  readonly problem: { readonly _tag: string; readonly line: number } | null
+}
+
+/**
+ * What recovery must do for one run.
+ * @category models
+ */
+export type RunRecoveryDecision =
+  | { readonly _tag: 'Consistent' }
+  | { readonly _tag: 'RepairHeader'; readonly header: AgentRun }
+  | { readonly _tag: 'AppendTerminal'; readonly event: RuntimeEvent; readonly header: AgentRun; readonly failureClass: string }
+  | { readonly _tag: 'LeaveUntouched'; readonly reason: 'ledger_unreadable' | 'ambiguous_terminal' | 'identity_mismatch' }
+
+/**
+ * Time and a fresh event id, given as data so the decider stays pure.
+ * @category models
+ */
+export interface RecoveryStamp {
+  readonly now: IsoTimestamp
+  readonly ts: number
+  readonly eventId: string
+}
+
+const failureClassOf = (event: RuntimeEvent): string | undefined => {
+  const fromDelta = event.actions?.stateDelta?.['failureClass']
+  if (typeof fromDelta === 'string' && fromDelta.length > 0) return fromDelta
+  return event.content?.kind === 'error' ? event.content.code : undefined
+}
+
+const headerFromTerminal = (header: AgentRun, terminal: RuntimeEvent, now: IsoTimestamp): AgentRun => {
+  const status = runStatusFromTerminalStatus(terminal.status as 'completed' | 'failed' | 'aborted' | 'cancelled')
+  const failureClass = status === 'failed' ? failureClassOf(terminal) : undefined
+  const { failureClass: _previous, ...rest } = header
+  return {
+    ...rest,
+    status,
+    updatedAt: now,
+    completedAt: header.completedAt ?? now,
+    ...(failureClass === undefined ? {} : { failureClass: failureClass as NonEmptyString }),
+  }
+}
+
+const recoveredTerminal = (
+  header: AgentRun,
+  stamp: RecoveryStamp,
+  failureClass: string,
+  recoveryReason: string,
+): { event: RuntimeEvent; header: AgentRun } => {
+  const event = makeTerminalEvent(header, stamp, {
+    status: 'failed',
+    failureClass,
+    message: recoveryReason,
+    stateDelta: { recovered: true, recoveryReason },
+  })
+  return { event, header: headerFromTerminal(header, event, stamp.now) }
+}
+
+/**
+ * Decides the repair of one run. Idempotent: a run it repaired decides `Consistent` next time.
+ * @category constructors
+ */
+export const decideRunRecovery = (header: AgentRun, ledger: RecoveryLedger, stamp: RecoveryStamp): RunRecoveryDecision => {
+  if (ledger.problem !== null) {
+    return {
+      _tag: 'LeaveUntouched',
+      reason: ledger.problem._tag === 'IdentityMismatch' ? 'identity_mismatch' : 'ledger_unreadable',
+    }
+  }
+  const terminals = ledger.events.filter(isTerminalEvent)
+  if (terminals.length > 1) return { _tag: 'LeaveUntouched', reason: 'ambiguous_terminal' }
+  const terminal = terminals[0]
+  if (terminal !== undefined) {
+    const expected = runStatusFromTerminalStatus(terminal.status)
+    if (header.status === expected) return { _tag: 'Consistent' }
+    return { _tag: 'RepairHeader', header: headerFromTerminal(header, terminal, stamp.now) }
+  }
+  if (isTerminalRunStatus(header.status)) {
+    const repair = recoveredTerminal(
+      header,
+      stamp,
+      FailureClass.missing_terminal_event,
+      'The run header recorded an end that the ledger does not hold.',
+    )
+    return { _tag: 'AppendTerminal', ...repair, failureClass: FailureClass.missing_terminal_event }
+  }
+  const repair = recoveredTerminal(
+    header,
+    stamp,
+    FailureClass.app_restarted,
+    'The process ended before the run finished.',
+  )
+  return { _tag: 'AppendTerminal', ...repair, failureClass: FailureClass.app_restarted }
+}
+
+/**
+ * The header recovery writes for a claim whose target run never appeared: the run exists from now
+ * on, so the boundary reads as `continuation_already_exists` instead of being claimable twice.
+ * @category constructors
+ */
+export const abandonedTargetHeader = (
+  claim: ContinuationClaim,
+  source: { readonly cwd: AgentRun['cwd']; readonly providerId: AgentRun['providerId']; readonly modelId: AgentRun['modelId'] },
+  now: IsoTimestamp,
+): AgentRun => ({
+  runId: claim.targetRunId,
+  sessionId: claim.sessionId,
+  turnId: claim.targetTurnId,
+  invocationId: claim.targetInvocationId,
+  status: 'created',
+  cwd: source.cwd,
+  providerId: source.providerId,
+  modelId: source.modelId,
+  createdAt: now,
+  updatedAt: now,
+  parentRunId: claim.sourceRunId,
+  parentTurnId: claim.sourceTurnId,
+  continuationSource: {
+    sourceInvocationId: claim.sourceInvocationId,
+    sourceRunId: claim.sourceRunId,
+    sourceTurnId: claim.sourceTurnId,
+    sourceRuntimeEventHighWater: claim.sourceRuntimeEventHighWater,
+  },
+})
+
+/**
+ * The terminal event that closes an abandoned continuation target.
+ * @category constructors
+ */
+export const abandonedTerminal = (header: AgentRun, stamp: RecoveryStamp): { event: RuntimeEvent; header: AgentRun } =>
+  recoveredTerminal(
+    header,
+    stamp,
+    FailureClass.continuation_abandoned_before_start,
+    'The continuation was claimed but never started.',
+  )

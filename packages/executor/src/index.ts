@@ -1,0 +1,36 @@
+/**
+ * @maka/executor — the run lifecycle (normal turns), safe continuation execution (guard,
+ * revalidation, durable claim, continuation-start, provider replay), session ownership and
+ * startup recovery. The recovery decider and revalidation are pure; the runtime is the shell
+ * that performs what they decide.
+ */
+export {
+  type PermissionMode,
+  type CrashPoint,
+  type LifecycleEvent,
+  type LifecycleSink,
+  type RunObserver,
+  type PermissionQuestion,
+  type RuntimeDeps,
+  type ContinuationRejectionCode,
+} from './RuntimeDeps.js'
+export {
+  type RecoveryLedger,
+  type RunRecoveryDecision,
+  type RecoveryStamp,
+  decideRunRecovery,
+  abandonedTargetHeader,
+  abandonedTerminal,
+} from './decideRecovery.js'
+export { type ApprovedContinuation, type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
+export {
+  type TurnRequest,
+  type TurnResult,
+  type ContinuationResult,
+  type RecoveryAction,
+  type RecoveryReport,
+  type Runtime,
+  makeRuntime,
+} from './makeRuntime.js'
+export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
+export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'

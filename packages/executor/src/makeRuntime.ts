@@ -1,0 +1,733 @@
+/**
+ * The runtime: normal turns, safe continuation execution, session ownership and startup
+ * recovery, composed from stores, the host inspector, the planner, providers and tools. Every
+ * durable write happens in the order the executor contract fixes; the source ledger of a
+ * continuation is only ever read.
+ */
+import { randomUUID } from 'node:crypto'
+import { realpath } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import * as E from 'fp-ts/lib/Either.js'
+import {
+  type AgentRun,
+  type ContinuationClaim,
+  type ContinuationSource,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type NonNegativeInt,
+  type OwnerLock,
+  type RunId,
+  type SessionId,
+  type TerminalRunStatus,
+  ExecutionRejectionSentences,
+  describeParkReason,
+  isSafeId,
+  makeContinuationStartEvent,
+  makeInitialUserEvent,
+  makeTerminalEvent,
+} from '@maka/events'
+import { currentProcessStartTime, isSameLiveProcess, observeWorkspace } from '@maka/host-inspector'
+import { type ContinuationPlan, makeRuntimeContinuationPlanner } from '@maka/planner'
+import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
+import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
+import { abandonedTargetHeader, abandonedTerminal, decideRunRecovery } from './decideRecovery.js'
+import { emitSafely } from './lifecycle.js'
+import { observeHostFacts, plannerHostPort, plannerStorePort } from './portAdapters.js'
+import { revalidate } from './revalidate.js'
+import type { ContinuationRejectionCode, CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
+import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A normal turn's request.
+ * @category models
+ */
+export interface TurnRequest {
+  /** An existing session, or the id of a new one; a fresh id when omitted. */
+  readonly sessionId?: string
+  /** The workspace of a new session; an existing session keeps its recorded cwd. */
+  readonly cwd: string
+  readonly prompt: string
+}
+
+/**
+ * How a normal turn ended.
+ * @category models
+ */
+export type TurnResult =
+  | {
+      readonly _tag: 'Finished'
+      readonly sessionId: string
+      readonly runId: string
+      readonly status: TerminalRunStatus
+      readonly failureClass?: string
+    }
+  | { readonly _tag: 'Refused'; readonly code: string; readonly message: string }
+  | { readonly _tag: 'Interrupted'; readonly sessionId: string; readonly runId: string; readonly message: string }
+
+/**
+ * How the execution of a plan ended.
+ * @category models
+ */
+export type ContinuationResult =
+  | { readonly _tag: 'Parked'; readonly plan: ContinuationPlan }
+  | {
+      readonly _tag: 'Rejected'
+      readonly codes: ReadonlyArray<ContinuationRejectionCode>
+      readonly messages: ReadonlyArray<string>
+    }
+  | {
+      readonly _tag: 'Failed'
+      readonly stage: 'claim' | 'continuation_start' | 'run'
+      readonly targetRunId: string
+      readonly errorClass: string
+      readonly message: string
+    }
+  | {
+      readonly _tag: 'Finished'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+      readonly targetTurnId: string
+      readonly status: TerminalRunStatus
+      readonly failureClass?: string
+    }
+
+/**
+ * One repair (or refusal to repair) made by startup recovery.
+ * @category models
+ */
+export interface RecoveryAction {
+  readonly sessionId: string
+  readonly runId?: string
+  readonly shellRunId?: string
+  readonly action:
+    | 'shell_run_orphaned'
+    | 'continuation_abandoned'
+    | 'header_repaired'
+    | 'recovered_terminal'
+    | 'missing_terminal_event'
+    | 'left_untouched'
+    | 'session_skipped'
+  readonly detail: string
+}
+
+/**
+ * Everything a recovery pass did.
+ * @category models
+ */
+export interface RecoveryReport {
+  readonly actions: ReadonlyArray<RecoveryAction>
+}
+
+/**
+ * The runtime's operations.
+ * @category models
+ */
+export interface Runtime {
+  runTurn(request: TurnRequest): Promise<TurnResult>
+  plan(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationPlan>
+  execute(plan: ContinuationPlan): Promise<ContinuationResult>
+  /** Plans the latest safe boundary and executes it when the plan says continue. */
+  resume(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationResult>
+  recover(options?: { readonly sessionIds?: ReadonlyArray<string> }): Promise<RecoveryReport>
+}
+
+// -------------------------------------------------------------------------------------
+// internals
+// -------------------------------------------------------------------------------------
+
+const DEFAULT_SYSTEM_PROMPT =
+  'You are a careful coding agent. Use the tools to inspect and change files in the workspace, then answer briefly.'
+
+const defaultNewId = (kind: 'session' | 'run' | 'invocation' | 'turn'): string =>
+  `${kind === 'invocation' ? 'inv' : kind}-${randomUUID().replace(/-/g, '').slice(0, 20)}`
+
+const stripTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
+
+const run = async <A>(task: () => Promise<E.Either<StoreError, A>>): Promise<E.Either<StoreError, A>> => task()
+
+const errorClassOf = (error: unknown): string =>
+  error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Builds a runtime from its parts.
+ * @category constructors
+ */
+export const makeRuntime = (deps: RuntimeDeps): Runtime => {
+  const stores: FileStores = deps.stores
+  const clock = deps.clock ?? (() => new Date())
+  const newId = deps.newId ?? defaultNewId
+  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const maxModelSteps = deps.maxModelSteps ?? 24
+  const systemPrompt = deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT
+  const permissionMode = deps.permissionMode ?? 'allow'
+
+  // The in-process guard: one active run per runtime, one claim per boundary or session in flight.
+  let activeRunId: string | null = null
+  const inflight = new Set<string>()
+
+  const crashPoint = (runId: string) => async (point: CrashPoint) => {
+    if (deps.onCrashPoint !== undefined) await deps.onCrashPoint(point, { runId })
+  }
+
+  const planner = makeRuntimeContinuationPlanner({
+    store: plannerStorePort(stores),
+    host: plannerHostPort(stores, deps.inspector),
+    ids: { newContinuationIds: () => ({ invocationId: newId('invocation'), runId: newId('run'), turnId: newId('turn') }) },
+    safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
+  })
+
+  const ownLock = async (): Promise<OwnerLock> => ({
+    pid: process.pid as NonNegativeInt,
+    hostname: hostname(),
+    startedAt: (await currentProcessStartTime()).toISOString() as IsoTimestamp,
+  })
+
+  /** Takes owner.lock for the session; a stale lock (dead pid or other start time) is taken over. */
+  const acquireOwnership = async (sessionId: string): Promise<E.Either<StoreError, OwnerLock>> => {
+    const lock = await ownLock()
+    const acquired = await stores.ownerLocks.acquire(sessionId, lock, async (existing) => {
+      return (await deps.inspector.ownerLiveness(existing)) === 'stale'
+    })()
+    return E.isLeft(acquired) ? acquired : E.right(lock)
+  }
+
+  const releaseOwnership = async (sessionId: string, lock: OwnerLock) => {
+    await stores.ownerLocks.release(sessionId, lock)()
+  }
+
+  const finishRun = async (writer: RunWriter, outcome: LoopOutcome, runId: string) => {
+    const terminal = makeTerminalEvent(
+      writer.header(),
+      writer.stamp(),
+      outcome._tag === 'Completed'
+        ? { status: 'completed' }
+        : { status: 'failed', failureClass: outcome.failureClass, message: outcome.message },
+    )
+    await writer.appendRow(terminal, { durable: true })
+    await crashPoint(runId)('after_terminal_event_committed')
+    const status: TerminalRunStatus = outcome._tag === 'Completed' ? 'completed' : 'failed'
+    await writer.setStatus(
+      status,
+      {
+        completedAt: nowIso(),
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass as NonEmptyString } : {}),
+      },
+      { durable: true },
+    )
+    await crashPoint(runId)('after_terminal_header_committed')
+    return status
+  }
+
+  // -----------------------------------------------------------------------------------
+  // normal turns
+  // -----------------------------------------------------------------------------------
+
+  const runTurn = async (request: TurnRequest): Promise<TurnResult> => {
+    const sessionId = request.sessionId ?? newId('session')
+    if (!isSafeId(sessionId)) {
+      return { _tag: 'Refused', code: 'invalid_id', message: 'The session id may only use letters, digits, _ and -.' }
+    }
+    if (activeRunId !== null) {
+      return { _tag: 'Refused', code: 'another_run_active', message: ExecutionRejectionSentences.another_run_active }
+    }
+    const runId = newId('run')
+    activeRunId = runId
+    try {
+      const owned = await acquireOwnership(sessionId)
+      if (E.isLeft(owned)) {
+        return owned.left._tag === 'OwnerLockHeld'
+          ? { _tag: 'Refused', code: 'session_owner_alive', message: describeParkReason('session_owner_alive') }
+          : { _tag: 'Refused', code: 'store_failed', message: describeStoreError(owned.left) }
+      }
+      try {
+        return await runTurnOwned(sessionId, runId, request)
+      } finally {
+        await releaseOwnership(sessionId, owned.right)
+      }
+    } finally {
+      activeRunId = null
+    }
+  }
+
+  const sessionCwd = async (sessionId: string, requestedCwd: string): Promise<E.Either<string, string>> => {
+    const existing = await stores.sessions.read(sessionId)()
+    if (E.isRight(existing)) return E.right(existing.right.cwd)
+    if (existing.left._tag !== 'NotFound') return E.left(describeStoreError(existing.left))
+    let cwd: string
+    try {
+      cwd = stripTrailingSeparator(await realpath(requestedCwd))
+    } catch {
+      return E.left('The workspace directory does not exist or cannot be read.')
+    }
+    const created = await stores.sessions.create({
+      sessionId: sessionId as SessionId,
+      cwd: cwd as AgentRun['cwd'],
+      createdAt: nowIso(),
+    })()
+    return E.isLeft(created) ? E.left(describeStoreError(created.left)) : E.right(cwd)
+  }
+
+  const runTurnOwned = async (sessionId: string, runId: string, request: TurnRequest): Promise<TurnResult> => {
+    const cwdResult = await sessionCwd(sessionId, request.cwd)
+    if (E.isLeft(cwdResult)) return { _tag: 'Refused', code: 'workspace_unavailable', message: cwdResult.left }
+    let cwd = cwdResult.right
+    let workspaceIdentity: string | undefined
+    // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
+    if (deps.safeBoundaryResumeEnabled) {
+      const observed = await observeWorkspace(cwd)()
+      if (E.isLeft(observed)) return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
+      cwd = observed.right.canonicalPath
+      workspaceIdentity = observed.right.identity
+    }
+    const provider = deps.providerFor({ kind: 'turn', runId })
+    const createdAt = nowIso()
+    const header: AgentRun = {
+      runId: runId as RunId,
+      sessionId: sessionId as SessionId,
+      turnId: newId('turn') as NonEmptyString,
+      invocationId: newId('invocation') as NonEmptyString,
+      status: 'created',
+      cwd: cwd as AgentRun['cwd'],
+      providerId: provider.providerId as NonEmptyString,
+      modelId: provider.modelId as NonEmptyString,
+      createdAt,
+      updatedAt: createdAt,
+      ...(workspaceIdentity === undefined ? {} : { workspaceIdentity: workspaceIdentity as NonEmptyString }),
+    }
+    const created = await stores.runs.create(header)()
+    if (E.isLeft(created)) return { _tag: 'Refused', code: 'store_failed', message: describeStoreError(created.left) }
+    await crashPoint(runId)('after_run_created')
+    const writer = makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+    try {
+      await writer.appendRow(makeInitialUserEvent(header, writer.stamp(), request.prompt), { durable: true })
+      await crashPoint(runId)('after_initial_user_committed')
+      await writer.setStatus('running')
+      const outcome = await runAgentLoop({
+        writer,
+        provider,
+        history: [],
+        tools: deps.tools,
+        systemPrompt,
+        permissionMode,
+        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
+        ...(deps.observer ? { observer: deps.observer } : {}),
+        stores,
+        cwd,
+        maxModelSteps,
+        crashPoint: crashPoint(runId),
+      })
+      const status = await finishRun(writer, outcome, runId)
+      return {
+        _tag: 'Finished',
+        sessionId,
+        runId,
+        status,
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+      }
+    } catch (error) {
+      // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
+      return { _tag: 'Interrupted', sessionId, runId, message: `The run stopped: ${errorClassOf(error)}.` }
+    }
+  }
+
+  // -----------------------------------------------------------------------------------
+  // continuations
+  // -----------------------------------------------------------------------------------
+
+  const plan = async (request: { readonly sessionId: string; readonly runId?: string }) => {
+    const result = await planner.plan(request)()
+    if (result.disposition === 'continue' && result.continuation !== undefined) {
+      emitSafely(deps.sink, {
+        type: 'plan_approved',
+        sessionId: request.sessionId,
+        sourceRunId: result.continuation.sourceRunId,
+        targetRunId: result.continuation.runId,
+      })
+    } else {
+      emitSafely(deps.sink, {
+        type: 'plan_parked',
+        sessionId: request.sessionId,
+        sourceRunId: result.sourceRunId,
+        rejectionReasons: result.rejectionReasons,
+      })
+    }
+    return result
+  }
+
+  const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
+    _tag: 'Rejected',
+    codes,
+    messages: codes.map((code) =>
+      code === 'session_owner_alive' ? describeParkReason(code) : ExecutionRejectionSentences[code],
+    ),
+  })
+
+  const execute = async (approved: ContinuationPlan): Promise<ContinuationResult> => {
+    const c = approved.continuation
+    if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
+    const boundaryKey = `${c.sessionId}/${c.sourceRunId}@${c.sourceRuntimeEventHighWater}`
+    const sessionKey = `${c.sessionId}/*`
+    if (activeRunId !== null) return reject(['another_run_active'])
+    if (inflight.has(boundaryKey) || inflight.has(sessionKey)) return reject(['continuation_in_progress'])
+    inflight.add(boundaryKey)
+    inflight.add(sessionKey)
+    activeRunId = c.runId
+    try {
+      const owned = await acquireOwnership(c.sessionId)
+      if (E.isLeft(owned)) {
+        const result = reject(['session_owner_alive'])
+        emitSafely(deps.sink, {
+          type: 'execution_failed',
+          sessionId: c.sessionId,
+          sourceRunId: c.sourceRunId,
+          targetRunId: null,
+          errorClass: owned.left._tag === 'OwnerLockHeld' ? 'session_owner_alive' : `store_${owned.left._tag}`,
+        })
+        return result
+      }
+      try {
+        return await executeOwned(c)
+      } finally {
+        await releaseOwnership(c.sessionId, owned.right)
+      }
+    } finally {
+      activeRunId = null
+      inflight.delete(boundaryKey)
+      inflight.delete(sessionKey)
+    }
+  }
+
+  const observeForRevalidation = async (c: NonNullable<ContinuationPlan['continuation']>) => {
+    const header = await run(stores.runs.read(c.sessionId, c.sourceRunId))
+    const ledger = await run(stores.events.read(c.sessionId, c.sourceRunId))
+    const facts = E.isRight(header) ? await observeHostFacts(stores, deps.inspector)(c.sessionId, header.right)() : null
+    const runs = await run(stores.runs.list(c.sessionId))
+    const claim = await run(stores.claims.read(c.sessionId, c.sourceRunId, c.sourceRuntimeEventHighWater))
+    let holder: string | null = null
+    let targetExists = false
+    if (E.isRight(runs)) {
+      for (const entry of runs.right) {
+        if (entry.runId === c.runId) targetExists = true
+        if ('header' in entry) {
+          const source = entry.header.continuationSource
+          if (
+            source !== undefined &&
+            source.sourceRunId === c.sourceRunId &&
+            source.sourceRuntimeEventHighWater === c.sourceRuntimeEventHighWater
+          ) {
+            holder = entry.runId
+          }
+        }
+      }
+    } else {
+      // Without the list we cannot prove the boundary is free: fail closed.
+      holder = 'unknown'
+    }
+    if (E.isLeft(claim)) holder = holder ?? 'unknown'
+    else if (claim.right !== null) holder = holder ?? claim.right.targetRunId
+    return {
+      sourceHeader: E.isRight(header) ? header.right : null,
+      ledger: E.isRight(ledger) ? ledger.right : null,
+      facts: facts !== null && E.isRight(facts) ? facts.right : null,
+      existingBoundaryHolder: holder,
+      targetRunExists: targetExists,
+    }
+  }
+
+  const executeOwned = async (c: NonNullable<ContinuationPlan['continuation']>): Promise<ContinuationResult> => {
+    const observed = await observeForRevalidation(c)
+    const codes = revalidate(c, observed)
+    if (codes.length > 0) {
+      emitSafely(deps.sink, {
+        type: 'execution_failed',
+        sessionId: c.sessionId,
+        sourceRunId: c.sourceRunId,
+        targetRunId: c.runId,
+        errorClass: codes[0] ?? 'revalidation_failed',
+      })
+      return reject(codes)
+    }
+    const source = observed.sourceHeader as AgentRun
+    const provider = deps.providerFor({ kind: 'continuation', runId: c.runId })
+    const createdAt = nowIso()
+    const continuationSource: ContinuationSource = {
+      sourceInvocationId: c.sourceInvocationId as NonEmptyString,
+      sourceRunId: c.sourceRunId as RunId,
+      sourceTurnId: c.sourceTurnId as NonEmptyString,
+      sourceRuntimeEventHighWater: c.sourceRuntimeEventHighWater as NonNegativeInt,
+    }
+    const header: AgentRun = {
+      runId: c.runId as RunId,
+      sessionId: c.sessionId as SessionId,
+      turnId: c.turnId as NonEmptyString,
+      invocationId: c.invocationId as NonEmptyString,
+      status: 'created',
+      cwd: source.cwd,
+      providerId: provider.providerId as NonEmptyString,
+      modelId: provider.modelId as NonEmptyString,
+      createdAt,
+      updatedAt: createdAt,
+      workspaceIdentity: c.safetySnapshot.workspaceIdentity as NonEmptyString,
+      parentRunId: c.sourceRunId as RunId,
+      parentTurnId: c.sourceTurnId as NonEmptyString,
+      continuationSource,
+    }
+    const claim: ContinuationClaim = {
+      sessionId: c.sessionId as SessionId,
+      ...continuationSource,
+      targetInvocationId: header.invocationId,
+      targetRunId: header.runId,
+      targetTurnId: header.turnId,
+      claimedAt: createdAt,
+    }
+    const failed = (stage: 'claim' | 'continuation_start' | 'run', errorClass: string, message: string): ContinuationResult => {
+      emitSafely(deps.sink, {
+        type: 'execution_failed',
+        sessionId: c.sessionId,
+        sourceRunId: c.sourceRunId,
+        targetRunId: c.runId,
+        errorClass,
+      })
+      return { _tag: 'Failed', stage, targetRunId: c.runId, errorClass, message }
+    }
+
+    // The durable claim: the boundary file, then the target header, before any provider call.
+    const claimed = await stores.claims.claimBoundary(claim, header)()
+    if (E.isLeft(claimed)) {
+      if (claimed.left._tag === 'ClaimConflict') return reject(['continuation_claim_conflict'])
+      if (claimed.left._tag === 'RunAlreadyExists') return reject(['target_run_conflict'])
+      return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left))
+    }
+    await crashPoint(c.runId)('after_run_created')
+
+    const writer = makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+    try {
+      await writer.appendRow(makeContinuationStartEvent(header, writer.stamp(), continuationSource), { durable: true })
+    } catch (error) {
+      // Fail closed: no provider call, no terminal header; recovery closes the target later.
+      return failed('continuation_start', errorClassOf(error), 'The continuation-start event could not be made durable.')
+    }
+    await crashPoint(c.runId)('after_continuation_start_committed')
+    emitSafely(deps.sink, { type: 'execution_started', sessionId: c.sessionId, sourceRunId: c.sourceRunId, targetRunId: c.runId })
+    try {
+      await writer.setStatus('running')
+      const outcome = await runAgentLoop({
+        writer,
+        provider,
+        history: c.runtimeContext,
+        tools: deps.tools,
+        systemPrompt,
+        permissionMode,
+        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
+        ...(deps.observer ? { observer: deps.observer } : {}),
+        stores,
+        cwd: source.cwd,
+        maxModelSteps,
+        crashPoint: crashPoint(c.runId),
+      })
+      const status = await finishRun(writer, outcome, c.runId)
+      if (outcome._tag === 'Failed') {
+        emitSafely(deps.sink, {
+          type: 'execution_failed',
+          sessionId: c.sessionId,
+          sourceRunId: c.sourceRunId,
+          targetRunId: c.runId,
+          errorClass: outcome.failureClass,
+        })
+      } else {
+        emitSafely(deps.sink, {
+          type: 'execution_completed',
+          sessionId: c.sessionId,
+          sourceRunId: c.sourceRunId,
+          targetRunId: c.runId,
+        })
+      }
+      return {
+        _tag: 'Finished',
+        sessionId: c.sessionId,
+        sourceRunId: c.sourceRunId,
+        targetRunId: c.runId,
+        targetTurnId: c.turnId,
+        status,
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+      }
+    } catch (error) {
+      return failed('run', errorClassOf(error), 'The continuation stopped before it could finish; recovery will close it.')
+    }
+  }
+
+  const resume = async (request: { readonly sessionId: string; readonly runId?: string }) => {
+    const planned = await plan(request)
+    return planned.disposition === 'continue' ? execute(planned) : ({ _tag: 'Parked', plan: planned } as const)
+  }
+
+  // -----------------------------------------------------------------------------------
+  // startup recovery
+  // -----------------------------------------------------------------------------------
+
+  const recoverSession = async (sessionId: string, actions: Array<RecoveryAction>) => {
+    const lock = await run(stores.ownerLocks.read(sessionId))
+    if (E.isLeft(lock)) {
+      actions.push({ sessionId, action: 'session_skipped', detail: `owner.lock is unreadable: ${lock.left._tag}` })
+      return
+    }
+    if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
+      actions.push({ sessionId, action: 'session_skipped', detail: 'another live process owns the session' })
+      return
+    }
+    const owned = await acquireOwnership(sessionId)
+    if (E.isLeft(owned)) {
+      actions.push({ sessionId, action: 'session_skipped', detail: `could not take ownership: ${owned.left._tag}` })
+      return
+    }
+    try {
+      await recoverShellRuns(sessionId, actions)
+      await recoverClaims(sessionId, actions)
+      await recoverRuns(sessionId, actions)
+    } finally {
+      await releaseOwnership(sessionId, owned.right)
+    }
+  }
+
+  const recoverShellRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
+    const listed = await run(stores.shellRuns.list(sessionId))
+    if (E.isLeft(listed)) {
+      actions.push({ sessionId, action: 'left_untouched', detail: `shell runs unreadable: ${listed.left._tag}` })
+      return
+    }
+    for (const listing of listed.right) {
+      if (!('shellRun' in listing)) {
+        actions.push({ sessionId, shellRunId: listing.shellRunId, action: 'left_untouched', detail: 'unreadable' })
+        continue
+      }
+      const entry = listing.shellRun
+      if (entry.status !== 'running') continue
+      if (await isSameLiveProcess(entry.pid, entry.startedAt)) continue
+      const written = await run(stores.shellRuns.write({ ...entry, status: 'failed', endedAt: nowIso() }))
+      actions.push({
+        sessionId,
+        shellRunId: entry.shellRunId,
+        action: E.isRight(written) ? 'shell_run_orphaned' : 'left_untouched',
+        detail: E.isRight(written) ? 'its process is gone' : `could not be marked failed: ${written.left._tag}`,
+      })
+    }
+  }
+
+  const recoverClaims = async (sessionId: string, actions: Array<RecoveryAction>) => {
+    const claims = await run(stores.claims.list(sessionId))
+    if (E.isLeft(claims)) {
+      actions.push({ sessionId, action: 'left_untouched', detail: `claims unreadable: ${claims.left._tag}` })
+      return
+    }
+    for (const claim of claims.right) {
+      const target = await run(stores.runs.read(sessionId, claim.targetRunId))
+      if (E.isRight(target) || target.left._tag !== 'NotFound') continue
+      const source = await run(stores.runs.read(sessionId, claim.sourceRunId))
+      const session = await run(stores.sessions.read(sessionId))
+      const basis = E.isRight(source)
+        ? source.right
+        : { cwd: (E.isRight(session) ? session.right.cwd : '/') as AgentRun['cwd'], providerId: 'unknown' as NonEmptyString, modelId: 'unknown' as NonEmptyString }
+      const header = abandonedTargetHeader(claim, basis, nowIso())
+      const created = await run(stores.runs.create(header))
+      if (E.isLeft(created)) {
+        actions.push({ sessionId, runId: claim.targetRunId, action: 'left_untouched', detail: `target header: ${created.left._tag}` })
+        continue
+      }
+      const closing = abandonedTerminal(header, { now: nowIso(), ts: clock().getTime(), eventId: `${header.runId}-e1` })
+      const appended = await run(stores.events.append(sessionId, header.runId, closing.event, { durable: true }))
+      if (E.isRight(appended)) await run(stores.runs.update(closing.header, { durable: true }))
+      actions.push({
+        sessionId,
+        runId: claim.targetRunId,
+        action: 'continuation_abandoned',
+        detail: 'the claimed continuation never started; it is closed as continuation_abandoned_before_start',
+      })
+    }
+  }
+
+  const recoverRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
+    const runs = await run(stores.runs.list(sessionId))
+    if (E.isLeft(runs)) {
+      actions.push({ sessionId, action: 'left_untouched', detail: `runs unreadable: ${runs.left._tag}` })
+      return
+    }
+    for (const entry of runs.right) {
+      if (!('header' in entry)) {
+        actions.push({ sessionId, runId: entry.runId, action: 'left_untouched', detail: 'run.json is unreadable' })
+        continue
+      }
+      const header = entry.header
+      const ledger = await run(stores.events.read(sessionId, header.runId))
+      if (E.isLeft(ledger)) {
+        actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: `ledger: ${ledger.left._tag}` })
+        continue
+      }
+      const decision = decideRunRecovery(header, ledger.right, {
+        now: nowIso(),
+        ts: clock().getTime(),
+        eventId: `${header.runId}-e${ledger.right.highWater + 1}`,
+      })
+      switch (decision._tag) {
+        case 'Consistent':
+          break
+        case 'LeaveUntouched':
+          actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: decision.reason })
+          break
+        case 'RepairHeader': {
+          const updated = await run(stores.runs.update(decision.header, { durable: true }))
+          actions.push({
+            sessionId,
+            runId: header.runId,
+            action: E.isRight(updated) ? 'header_repaired' : 'left_untouched',
+            detail: E.isRight(updated) ? `header set to ${decision.header.status} from the ledger` : updated.left._tag,
+          })
+          break
+        }
+        case 'AppendTerminal': {
+          const appended = await run(
+            stores.events.append(sessionId, header.runId, decision.event, {
+              durable: true,
+              expectedHighWater: ledger.right.highWater,
+            }),
+          )
+          if (E.isLeft(appended)) {
+            actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: appended.left._tag })
+            break
+          }
+          await run(stores.runs.update(decision.header, { durable: true }))
+          actions.push({
+            sessionId,
+            runId: header.runId,
+            action: decision.failureClass === 'missing_terminal_event' ? 'missing_terminal_event' : 'recovered_terminal',
+            detail: `closed as failed (${decision.failureClass})`,
+          })
+          break
+        }
+      }
+    }
+  }
+
+  const recover = async (options: { readonly sessionIds?: ReadonlyArray<string> } = {}): Promise<RecoveryReport> => {
+    const actions: Array<RecoveryAction> = []
+    let sessionIds: ReadonlyArray<string>
+    if (options.sessionIds !== undefined) {
+      sessionIds = options.sessionIds
+    } else {
+      const listed = await run(stores.sessions.list())
+      sessionIds = E.isRight(listed) ? listed.right : []
+    }
+    for (const sessionId of sessionIds) await recoverSession(sessionId, actions)
+    return { actions }
+  }
+
+  return { runTurn, plan, execute, resume, recover }
+}

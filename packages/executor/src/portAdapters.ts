@@ -1,0 +1,68 @@
+/**
+ * Adapters from the file stores to the ports the planner and the host inspector define. Each port
+ * is owned by its consumer; this is the only place that knows both sides.
+ */
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import type { AgentRun } from '@maka/events'
+import type { HostInspector, SessionStatePort } from '@maka/host-inspector'
+import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
+import type { FileStores } from '@maka/stores'
+
+/**
+ * The planner's store port over the file stores.
+ * @category constructors
+ */
+export const plannerStorePort = (stores: FileStores): PlannerStorePort => ({
+  listRuns: (sessionId) => stores.runs.list(sessionId),
+  readRun: (sessionId, runId) => stores.runs.read(sessionId, runId),
+  readLedger: (sessionId, runId) => stores.events.read(sessionId, runId),
+  listClaims: (sessionId) => stores.claims.list(sessionId),
+})
+
+/**
+ * Observes host facts for a session, measured against the session's recorded cwd.
+ * @category constructors
+ */
+export const observeHostFacts =
+  (stores: FileStores, inspector: HostInspector) =>
+  (sessionId: string, sourceRun: AgentRun): TE.TaskEither<unknown, HostFacts> =>
+    pipe(
+      stores.sessions.read(sessionId),
+      TE.mapLeft((e): unknown => e),
+      TE.flatMap((session) =>
+        inspector.inspect({
+          sessionId,
+          sessionCwd: session.cwd,
+          excludeRunIds: [sourceRun.runId],
+          sourceRunId: sourceRun.runId,
+        }),
+      ),
+    )
+
+/**
+ * The planner's host-facts port over the stores and the inspector.
+ * @category constructors
+ */
+export const plannerHostPort = (stores: FileStores, inspector: HostInspector): HostFactsPort => ({
+  ownerLiveness: (sessionId) =>
+    pipe(
+      stores.ownerLocks.read(sessionId),
+      TE.mapLeft((e): unknown => e),
+      TE.flatMap((lock) => TE.fromTask(() => inspector.ownerLiveness(lock))),
+    ),
+  observe: ({ sessionId, sourceRun }) => observeHostFacts(stores, inspector)(sessionId, sourceRun),
+})
+
+/**
+ * The host inspector's session-state port over the file stores.
+ * @category constructors
+ */
+export const sessionStatePort = (stores: FileStores): SessionStatePort => ({
+  listShellRuns: (sessionId) =>
+    pipe(
+      stores.shellRuns.list(sessionId),
+      TE.map((entries) => entries.map((entry) => ('shellRun' in entry ? entry.shellRun : entry))),
+    ),
+  listRuns: (sessionId) => stores.runs.list(sessionId),
+})

@@ -1,0 +1,169 @@
+/**
+ * Revalidation: planning is not a lease. Right before a continuation claims its boundary, the
+ * executor re-reads durable state and host facts and compares them with the approved plan. This
+ * module is the pure comparison; every failed check yields its stable code, in the spec's order.
+ */
+import {
+  type AgentRun,
+  type ExecutionRejection,
+  type RuntimeEvent,
+  isTerminalEvent,
+  isTerminalRunStatus,
+  runStatusFromTerminalStatus,
+} from '@maka/events'
+import type { HostFacts } from '@maka/planner'
+import { projectResumePlan } from '@maka/projection'
+
+/**
+ * The approved part of a `continue` plan the executor acts on.
+ * @category models
+ */
+export interface ApprovedContinuation {
+  readonly sessionId: string
+  readonly invocationId: string
+  readonly runId: string
+  readonly turnId: string
+  readonly sourceInvocationId: string
+  readonly sourceRunId: string
+  readonly sourceTurnId: string
+  readonly sourceRuntimeEventHighWater: number
+  readonly runtimeContext: ReadonlyArray<RuntimeEvent>
+  readonly sourceRuntimeContext: ReadonlyArray<RuntimeEvent>
+  readonly safetySnapshot: {
+    readonly workspaceIdentity: string
+    readonly backgroundOperationsSettled: boolean
+    readonly availableToolNames: ReadonlyArray<string>
+    readonly workspaceCheckpoint?: { readonly ref: string; readonly runtimeEventHighWater: number }
+  }
+}
+
+/**
+ * What the executor re-read from durable state and the host just before claiming.
+ * @category models
+ */
+export interface RevalidationObservation {
+  /** The source header, or null when it can no longer be read. */
+  readonly sourceHeader: AgentRun | null
+  /** The source ledger, or null when it can no longer be read. */
+  readonly ledger: {
+    readonly events: ReadonlyArray<RuntimeEvent>
+    readonly highWater: number
+    readonly problem: { readonly _tag: string } | null
+  } | null
+  /** Fresh host facts, or null when they cannot be observed. */
+  readonly facts: HostFacts | null
+  /** The run that already holds this boundary (by header or claim), if any. */
+  readonly existingBoundaryHolder: string | null
+  /** True when a run with the target run id exists. */
+  readonly targetRunExists: boolean
+}
+
+const ORDER: ReadonlyArray<ExecutionRejection> = [
+  'source_identity_changed',
+  'source_terminal_changed',
+  'source_cwd_changed',
+  'source_high_water_changed',
+  'source_ledger_identity_changed',
+  'source_replay_changed',
+  'workspace_identity_changed',
+  'background_operation_started',
+  'tool_catalog_changed',
+  'workspace_checkpoint_changed',
+  'continuation_claim_conflict',
+  'target_run_conflict',
+]
+
+const withoutTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
+
+/**
+ * Structural equality of plain JSON data (what ledgers and plans are made of).
+ * @category guards
+ */
+export const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a) !== Array.isArray(b)) return false
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => jsonEqual(x, b[i]))
+  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined)
+  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined)
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  )
+}
+
+const terminalIsIntact = (header: AgentRun, events: ReadonlyArray<RuntimeEvent>, planned: ReadonlyArray<RuntimeEvent>) => {
+  const terminals = events.filter(isTerminalEvent)
+  const terminal = terminals[0]
+  if (terminals.length !== 1 || terminal === undefined || !isTerminalRunStatus(header.status)) return false
+  if (runStatusFromTerminalStatus(terminal.status) !== header.status) return false
+  return planned.some((event) => event.id === terminal.id && jsonEqual(event, terminal))
+}
+
+/**
+ * Compares an approved plan with what is true now; returns every rejection, in the spec's order.
+ * @category gates
+ */
+export const revalidate = (plan: ApprovedContinuation, now: RevalidationObservation): ReadonlyArray<ExecutionRejection> => {
+  const found = new Set<ExecutionRejection>()
+  const { sourceHeader: header, ledger, facts } = now
+
+  if (
+    header === null ||
+    header.sessionId !== plan.sessionId ||
+    header.runId !== plan.sourceRunId ||
+    header.invocationId !== plan.sourceInvocationId ||
+    header.turnId !== plan.sourceTurnId
+  ) {
+    found.add('source_identity_changed')
+  }
+  if (header !== null && ledger !== null && !terminalIsIntact(header, ledger.events, plan.sourceRuntimeContext)) {
+    found.add('source_terminal_changed')
+  }
+  if (header !== null && (facts === null || withoutTrailingSeparator(header.cwd) !== facts.currentCwd)) {
+    found.add('source_cwd_changed')
+  }
+  if (ledger === null || ledger.problem !== null) {
+    found.add('source_replay_changed')
+  } else {
+    if (ledger.highWater !== plan.sourceRuntimeEventHighWater || ledger.events.length !== ledger.highWater) {
+      found.add('source_high_water_changed')
+    }
+    const foreign = ledger.events.some(
+      (e) =>
+        e.sessionId !== plan.sessionId ||
+        e.runId !== plan.sourceRunId ||
+        e.invocationId !== plan.sourceInvocationId ||
+        e.turnId !== plan.sourceTurnId,
+    )
+    if (foreign) found.add('source_ledger_identity_changed')
+    const replay = projectResumePlan(ledger.events)
+    if (replay.disposition !== 'safe_replay' || !jsonEqual(replay.replayRuntimeEvents, plan.sourceRuntimeContext)) {
+      found.add('source_replay_changed')
+    }
+  }
+  if (facts === null) {
+    found.add('workspace_identity_changed')
+    found.add('background_operation_started')
+    found.add('tool_catalog_changed')
+  } else {
+    const snapshot = plan.safetySnapshot
+    if (facts.currentWorkspaceIdentity !== snapshot.workspaceIdentity) found.add('workspace_identity_changed')
+    if (!facts.backgroundOperationsSettled) found.add('background_operation_started')
+    const available = new Set(facts.availableToolNames)
+    if (snapshot.availableToolNames.some((name) => !available.has(name))) found.add('tool_catalog_changed')
+    const planned = snapshot.workspaceCheckpoint
+    const current = facts.workspaceCheckpoint
+    const checkpointSame =
+      planned === undefined
+        ? current === undefined
+        : current !== undefined &&
+          current.restored &&
+          current.ref === planned.ref &&
+          current.runtimeEventHighWater === planned.runtimeEventHighWater
+    if (!checkpointSame) found.add('workspace_checkpoint_changed')
+  }
+  if (now.existingBoundaryHolder !== null) found.add('continuation_claim_conflict')
+  if (now.targetRunExists) found.add('target_run_conflict')
+  return ORDER.filter((code) => found.has(code))
+}

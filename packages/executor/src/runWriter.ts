@@ -1,0 +1,122 @@
+/**
+ * One run's writer: stamps rows with the run's identity, appends them through the store, keeps the
+ * header in step, and accepts exactly one terminal event — anything that arrives after it is
+ * drained, never written.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import {
+  type AgentRun,
+  type FiniteNumber,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type RowStamp,
+  type RunStatus,
+  type RuntimeEvent,
+  isTerminalEvent,
+} from '@maka/events'
+import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
+import type { RunObserver } from './RuntimeDeps.js'
+
+/**
+ * A store write failed inside a run; carries the typed store error.
+ * @category errors
+ */
+export class RunWriteError extends Error {
+  override readonly name = 'RunWriteError'
+  constructor(
+    readonly operation: string,
+    readonly storeError: StoreError,
+  ) {
+    super(`${operation} failed: ${describeStoreError(storeError)}`)
+  }
+}
+
+/**
+ * The fields of a row a caller chooses; identity, id, time and `partial` are filled in.
+ * @category models
+ */
+export type RowFields = Omit<RuntimeEvent, 'id' | 'sessionId' | 'invocationId' | 'runId' | 'turnId' | 'ts' | 'partial'>
+
+/**
+ * Writes one run.
+ * @category models
+ */
+export interface RunWriter {
+  readonly header: () => AgentRun
+  /** Rows committed by this writer, in order. */
+  readonly committed: () => ReadonlyArray<RuntimeEvent>
+  readonly terminated: () => boolean
+  stamp(): RowStamp
+  append(fields: RowFields, options?: { readonly durable?: boolean }): Promise<RuntimeEvent | null>
+  appendRow(row: RuntimeEvent, options?: { readonly durable?: boolean }): Promise<RuntimeEvent | null>
+  setStatus(status: RunStatus, extra?: Partial<AgentRun>, options?: { readonly durable?: boolean }): Promise<void>
+}
+
+const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreError, A>>): Promise<A> => {
+  const result = await task()
+  if (E.isLeft(result)) throw new RunWriteError(operation, result.left)
+  return result.right
+}
+
+/**
+ * Creates a writer for a run whose header already exists; `rowsBefore` is its ledger length now.
+ * @category constructors
+ */
+export const makeRunWriter = (deps: {
+  readonly stores: FileStores
+  readonly header: AgentRun
+  readonly rowsBefore: number
+  readonly clock: () => Date
+  readonly observer?: RunObserver
+}): RunWriter => {
+  let header = deps.header
+  let rows = deps.rowsBefore
+  let terminated = false
+  const committed: Array<RuntimeEvent> = []
+  const { sessionId, runId } = header
+
+  const stamp = (): RowStamp => ({ eventId: `${runId}-e${rows + 1}`, ts: deps.clock().getTime() })
+
+  const appendRow = async (row: RuntimeEvent, options: { readonly durable?: boolean } = {}) => {
+    // One accepted terminal event per invocation: late rows are drained, not written.
+    if (terminated) return null
+    await unwrap('append', deps.stores.events.append(sessionId, runId, row, { durable: options.durable === true }))
+    rows += 1
+    committed.push(row)
+    if (isTerminalEvent(row)) terminated = true
+    deps.observer?.onEvent?.(row)
+    return row
+  }
+
+  return {
+    header: () => header,
+    committed: () => committed,
+    terminated: () => terminated,
+    stamp,
+    appendRow,
+    append: (fields, options) => {
+      const s = stamp()
+      const row: RuntimeEvent = {
+        id: s.eventId as NonEmptyString,
+        sessionId: header.sessionId as unknown as NonEmptyString,
+        invocationId: header.invocationId,
+        runId: header.runId as unknown as NonEmptyString,
+        turnId: header.turnId,
+        ts: s.ts as FiniteNumber,
+        partial: false,
+        ...fields,
+      }
+      return appendRow(row, options)
+    },
+    setStatus: async (status, extra = {}, options = {}) => {
+      const next: AgentRun = {
+        ...header,
+        ...extra,
+        status,
+        updatedAt: deps.clock().toISOString() as IsoTimestamp,
+      }
+      await unwrap('update header', deps.stores.runs.update(next, { durable: options.durable === true }))
+      header = next
+    },
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Process facts: is a pid alive, and is it still the process we recorded? A pid alone is not an
+ * identity — the kernel reuses pids — so every record that names a process (owner.lock, shell runs)
+ * also keeps its start time, and a process only counts as "the same" when both match. Start times
+ * are computed one way (from /proc on Linux, `ps` elsewhere) both when recording and when checking,
+ * so that the comparison is like for like.
+ */
+import { execFile } from 'node:child_process'
+import { readFile } from 'node:fs/promises'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What one look at a pid found: gone (or a zombie), or alive with its start time when readable.
+ * @category models
+ */
+export type ProcessProbe = { readonly state: 'dead' } | { readonly state: 'alive'; readonly startedAt: Date | null }
+
+/**
+ * How far a recorded start time may be from the observed one and still name the same process.
+ * /proc start times are ticks after a boot time with one-second resolution that the kernel derives
+ * from the wall clock, and `ps` truncates to seconds; a reused pid starts far later than that.
+ * @category models
+ */
+export const DEFAULT_START_TIME_TOLERANCE_MS = 2000
+
+// -------------------------------------------------------------------------------------
+// internals
+// -------------------------------------------------------------------------------------
+
+const DEAD: ProcessProbe = { state: 'dead' }
+
+const isValidPid = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 0
+
+const run = (file: string, args: ReadonlyArray<string>): Promise<string | null> =>
+  new Promise((resolve) => {
+    try {
+      execFile(
+        file,
+        [...args],
+        { encoding: 'utf8', timeout: 5000, env: { ...process.env, LC_ALL: 'C' } },
+        (error, stdout) => resolve(error === null ? stdout : null),
+      )
+    } catch {
+      resolve(null)
+    }
+  })
+
+let clockTicks: Promise<number> | undefined
+
+// CLK_TCK is fixed for the life of the kernel, so one `getconf` per process is enough; 100 is the Linux default.
+const clockTicksPerSecond = (): Promise<number> => {
+  clockTicks ??= run('getconf', ['CLK_TCK']).then((out) => {
+    const n = out === null ? NaN : Number(out.trim())
+    return Number.isSafeInteger(n) && n > 0 ? n : 100
+  })
+  return clockTicks
+}
+
+let procfs: Promise<boolean> | undefined
+
+const hasProcfs = (): Promise<boolean> => {
+  procfs ??= readFile('/proc/self/stat', 'utf8').then(
+    () => true,
+    () => false,
+  )
+  return procfs
+}
+
+// btime is re-read on every call: the kernel derives it from the wall clock, and a cached value would
+// drift from what another process computes after a clock adjustment.
+const bootTimeMs = async (): Promise<number | null> => {
+  try {
+    const match = /^btime\s+(\d+)\s*$/m.exec(await readFile('/proc/stat', 'utf8'))
+    return match?.[1] === undefined ? null : Number(match[1]) * 1000
+  } catch {
+    return null
+  }
+}
+
+const probeLinux = async (pid: number): Promise<ProcessProbe> => {
+  let stat: string
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    // hidepid can hide another user's live process from /proc while kill(0) still reports it.
+    return isProcessAlive(pid) ? { state: 'alive', startedAt: null } : DEAD
+  }
+  // comm (field 2) may itself hold spaces and ')', so fields are counted from the last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  const state = fields[0]
+  // A zombie has exited and only waits to be reaped: it runs nothing and holds nothing.
+  if (state === 'Z' || state === 'X' || state === 'x') return DEAD
+  const startTicks = Number(fields[22 - 3])
+  const boot = await bootTimeMs()
+  if (!Number.isFinite(startTicks) || boot === null) return { state: 'alive', startedAt: null }
+  const ticks = await clockTicksPerSecond()
+  return { state: 'alive', startedAt: new Date(boot + Math.round((startTicks * 1000) / ticks)) }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Looks at a pid with `ps` only: the portable path (macOS), exported so Linux tests can check it agrees with /proc.
+ * @category constructors
+ */
+export const probeProcessWithPs = async (pid: number): Promise<ProcessProbe> => {
+  if (!isValidPid(pid) || !isProcessAlive(pid)) return DEAD
+  const out = await run('ps', ['-o', 'stat=,lstart=', '-p', String(pid)])
+  if (out === null) return isProcessAlive(pid) ? { state: 'alive', startedAt: null } : DEAD
+  const match = /^\s*(\S+)\s+(.+?)\s*$/.exec(out)
+  if (match?.[1] === undefined || match[2] === undefined) return { state: 'alive', startedAt: null }
+  if (match[1].startsWith('Z')) return DEAD
+  // lstart is local time, e.g. "Tue Dec  2 14:58:01 2025"; Date parses it in the same local zone.
+  const startedAt = new Date(match[2].replace(/\s+/g, ' '))
+  return { state: 'alive', startedAt: Number.isNaN(startedAt.getTime()) ? null : startedAt }
+}
+
+/**
+ * Looks at a pid once: dead (gone, a zombie, or not a valid pid) or alive with its start time if readable.
+ * @category constructors
+ */
+export const probeProcess = async (pid: number): Promise<ProcessProbe> => {
+  if (!isValidPid(pid)) return DEAD
+  try {
+    return (await hasProcfs()) ? await probeLinux(pid) : await probeProcessWithPs(pid)
+  } catch {
+    return isProcessAlive(pid) ? { state: 'alive', startedAt: null } : DEAD
+  }
+}
+
+/**
+ * The start time of a live process, or null when it is gone, a zombie, or its start cannot be read.
+ * @category constructors
+ */
+export const processStartTime = async (pid: number): Promise<Date | null> => {
+  const probe = await probeProcess(pid)
+  return probe.state === 'alive' ? probe.startedAt : null
+}
+
+let ownStart: Promise<Date> | undefined
+
+/**
+ * This process's start time, computed the way {@link isSameLiveProcess} will later check it.
+ * @category constructors
+ */
+export const currentProcessStartTime = (): Promise<Date> => {
+  // Our own start never changes; caching also keeps every record this process writes identical.
+  ownStart ??= processStartTime(process.pid).then(
+    (observed) => observed ?? new Date(Date.now() - process.uptime() * 1000),
+  )
+  return ownStart
+}
+
+// -------------------------------------------------------------------------------------
+// guards
+// -------------------------------------------------------------------------------------
+
+/**
+ * True when a process with this pid exists (signal 0; EPERM means it exists but is not ours).
+ * @category guards
+ */
+export const isProcessAlive = (pid: number): boolean => {
+  // pid 0 and negative pids address process groups, never one process.
+  if (!isValidPid(pid)) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM'
+  }
+}
+
+/**
+ * True when `pid` is alive and started within `toleranceMs` of `startedAt` (so not a reused pid).
+ * @category guards
+ */
+export const isSameLiveProcess = async (
+  pid: number,
+  startedAt: string,
+  toleranceMs: number = DEFAULT_START_TIME_TOLERANCE_MS,
+): Promise<boolean> => {
+  const probe = await probeProcess(pid)
+  if (probe.state === 'dead') return false
+  const recorded = Date.parse(startedAt)
+  // Fail closed: a live pid we cannot prove to be a different process is treated as the recorded one.
+  if (probe.startedAt === null || Number.isNaN(recorded)) return true
+  return Math.abs(probe.startedAt.getTime() - recorded) <= toleranceMs
+}

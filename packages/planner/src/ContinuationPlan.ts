@@ -1,0 +1,165 @@
+/**
+ * The plan the planner returns, field for field as `planner.md` fixes it. It is plain JSON data —
+ * no class instances, no functions, no `undefined` values — so hosts can print, persist and compare
+ * it, and planning the same input twice gives deep-equal plans.
+ */
+import type { ParkReason, RuntimeEvent } from '@maka/events'
+import { rejectionReasonsOf, sortFindings } from './GateTable.js'
+import type { ParkFinding, ParkFindings } from './ParkFinding.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Non-blocking facts the planner reports besides park reasons, with their human sentences.
+ * @category models
+ */
+export const PlanWarningSentences = {
+  /** The store found an incomplete final row; it is not part of the committed prefix. */
+  ledger_torn_tail: 'The ledger ends with an incomplete row that was never committed; it is ignored.',
+} as const
+
+/**
+ * A warning code.
+ * @category models
+ */
+export type PlanWarningCode = keyof typeof PlanWarningSentences
+
+/**
+ * One diagnostic of a plan: every park finding (severity `error`) and every warning.
+ * @category models
+ */
+export interface PlanDiagnostic {
+  readonly code: ParkReason | PlanWarningCode
+  readonly severity: 'error' | 'warning'
+  readonly message: string
+  readonly detail: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The fresh ids a continuation will run under.
+ * @category models
+ */
+export interface ContinuationIds {
+  readonly invocationId: string
+  readonly runId: string
+  readonly turnId: string
+}
+
+/**
+ * The checkpoint a plan relies on.
+ * @category models
+ */
+export interface SnapshotCheckpoint {
+  readonly ref: string
+  readonly runtimeEventHighWater: number
+}
+
+/**
+ * The host facts the plan relied on; execution re-reads them and compares.
+ * @category models
+ */
+export interface SafetySnapshot {
+  readonly workspaceIdentity: string
+  readonly backgroundOperationsSettled: true
+  /** Sorted and unique. */
+  readonly availableToolNames: ReadonlyArray<string>
+  readonly workspaceCheckpoint?: SnapshotCheckpoint
+}
+
+/**
+ * What an approved plan hands to the executor.
+ * @category models
+ */
+export interface Continuation {
+  readonly sessionId: string
+  readonly invocationId: string
+  readonly runId: string
+  readonly turnId: string
+  readonly sourceInvocationId: string
+  readonly sourceRunId: string
+  readonly sourceTurnId: string
+  readonly sourceRuntimeEventHighWater: number
+  /** The whole provider history to replay, oldest first, ancestors included. */
+  readonly runtimeContext: ReadonlyArray<RuntimeEvent>
+  /** The source run's own replay segment. */
+  readonly sourceRuntimeContext: ReadonlyArray<RuntimeEvent>
+  readonly safetySnapshot: SafetySnapshot
+}
+
+/**
+ * The planner's answer: continue with a continuation, or park with every reason.
+ * @category models
+ */
+export interface ContinuationPlan {
+  readonly disposition: 'continue' | 'park'
+  readonly rejectionReasons: ReadonlyArray<ParkReason>
+  readonly diagnostics: ReadonlyArray<PlanDiagnostic>
+  readonly sourceRunId: string | null
+  readonly sourceRuntimeEventHighWater: number | null
+  readonly continuation?: Continuation
+}
+
+/**
+ * Where a plan points: the source run and the boundary's high-water, when known.
+ * @category models
+ */
+export interface PlanBoundary {
+  readonly sourceRunId: string | null
+  readonly sourceRuntimeEventHighWater: number | null
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A warning diagnostic with the sentence from {@link PlanWarningSentences}.
+ * @category constructors
+ */
+export const makeWarning = (code: PlanWarningCode, detail: Readonly<Record<string, unknown>>): PlanDiagnostic => ({
+  code,
+  severity: 'warning',
+  message: PlanWarningSentences[code],
+  detail,
+})
+
+const toErrorDiagnostic = (finding: ParkFinding): PlanDiagnostic => ({
+  code: finding.code,
+  severity: 'error',
+  message: finding.message,
+  detail: finding.detail,
+})
+
+/**
+ * A parked plan: reasons deduplicated in the fixed order, each finding an error diagnostic.
+ * @category constructors
+ */
+export const makeParkedPlan = (
+  findings: ParkFindings,
+  boundary: PlanBoundary,
+  warnings: ReadonlyArray<PlanDiagnostic> = [],
+): ContinuationPlan => ({
+  disposition: 'park',
+  rejectionReasons: rejectionReasonsOf(findings),
+  diagnostics: [...sortFindings(findings).map(toErrorDiagnostic), ...warnings],
+  sourceRunId: boundary.sourceRunId,
+  sourceRuntimeEventHighWater: boundary.sourceRuntimeEventHighWater,
+})
+
+/**
+ * An approved plan: no reasons, warnings only.
+ * @category constructors
+ */
+export const makeContinuePlan = (
+  continuation: Continuation,
+  warnings: ReadonlyArray<PlanDiagnostic> = [],
+): ContinuationPlan => ({
+  disposition: 'continue',
+  rejectionReasons: [],
+  diagnostics: warnings,
+  sourceRunId: continuation.sourceRunId,
+  sourceRuntimeEventHighWater: continuation.sourceRuntimeEventHighWater,
+  continuation,
+})

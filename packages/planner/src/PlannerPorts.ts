@@ -1,0 +1,91 @@
+/**
+ * The ports the planner reads the world through. They are structural: the stores and host-inspector
+ * packages satisfy them through thin adapters elsewhere, so the planner stays pure and depends on
+ * neither. Every port fails with `unknown`; the planner turns each failure into its park reason.
+ */
+import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type * as T from 'fp-ts/lib/Task.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
+import type { ContinuationIds, ContinuationPlan } from './ContinuationPlan.js'
+import type { HostFacts } from './HostFacts.js'
+import type { LedgerRead } from './PlanningInput.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One entry of a session's run listing: a readable header, or the error reading it.
+ * @category models
+ */
+export type RunListingEntry =
+  { readonly runId: string; readonly header: AgentRun } | { readonly runId: string; readonly error: unknown }
+
+/**
+ * The store reads the planner needs.
+ * @category models
+ */
+export interface PlannerStorePort {
+  /** Every run of the session, readable or not. */
+  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListingEntry>>
+  /** A run header; any failure means the run is unreadable. */
+  readRun(sessionId: string, runId: string): TE.TaskEither<unknown, AgentRun>
+  /** A run's ledger; a problem inside the read is data, a Left means it could not be read at all. */
+  readLedger(sessionId: string, runId: string): TE.TaskEither<unknown, LedgerRead>
+  /** The session's continuation claims. */
+  listClaims(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ContinuationClaim>>
+}
+
+/**
+ * Whether a process owns the session: none, a live one, or a stale lock.
+ * @category models
+ */
+export type OwnerLiveness = 'none' | 'alive' | 'stale'
+
+/**
+ * The host observations the planner needs.
+ * @category models
+ */
+export interface HostFactsPort {
+  /** Whether a live process owns the session now. */
+  ownerLiveness(sessionId: string): TE.TaskEither<unknown, OwnerLiveness>
+  /** The host facts for planning a continuation of `sourceRun`. */
+  observe(input: { readonly sessionId: string; readonly sourceRun: AgentRun }): TE.TaskEither<unknown, HostFacts>
+}
+
+/**
+ * Where fresh continuation ids come from (the shell supplies randomness, the core never does).
+ * @category models
+ */
+export interface IdSource {
+  newContinuationIds(): ContinuationIds
+}
+
+/**
+ * What the planner factory needs.
+ * @category models
+ */
+export interface RuntimeContinuationPlannerDeps {
+  readonly store: PlannerStorePort
+  readonly host: HostFactsPort
+  readonly ids: IdSource
+  /** True iff `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`; the caller reads the environment, not the planner. */
+  readonly safeBoundaryResumeEnabled: boolean
+}
+
+/**
+ * A planning request: an explicit run, or (without `runId`) the session's latest top-level run.
+ * @category models
+ */
+export interface PlanRequest {
+  readonly sessionId: string
+  readonly runId?: string
+}
+
+/**
+ * The planner service. Planning reads only; it never fails — every failure becomes a parked plan.
+ * @category models
+ */
+export interface RuntimeContinuationPlanner {
+  plan(request: PlanRequest): T.Task<ContinuationPlan>
+}

@@ -1,0 +1,206 @@
+/**
+ * The early exits 1–9 of `planner.md` as small validators. They run as a short-circuiting pipeline
+ * (Either's monad): each needs the previous one to have passed, and the first failure is the
+ * plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
+ */
+import { type AgentRun, type ContinuationClaim, isChildRun } from '@maka/events'
+import * as E from 'fp-ts/lib/Either.js'
+import type { HostFacts } from './HostFacts.js'
+import { type Gate, describeCause, park } from './ParkFinding.js'
+import type { OwnerLiveness, RunListingEntry } from './PlannerPorts.js'
+import type { BoundaryHolders, LedgerRead } from './PlanningInput.js'
+import { type AncestorChain, isRowOfRun } from './walkAncestors.js'
+
+// -------------------------------------------------------------------------------------
+// internals
+// -------------------------------------------------------------------------------------
+
+const createdAtMs = (run: AgentRun): number => {
+  const ms = Date.parse(run.createdAt)
+  return Number.isNaN(ms) ? Number.NEGATIVE_INFINITY : ms
+}
+
+/** Newest first: by `createdAt`, then by `runId`. */
+const newestFirst = (a: AgentRun, b: AgentRun): number =>
+  createdAtMs(b) - createdAtMs(a) || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0)
+
+// -------------------------------------------------------------------------------------
+// gates
+// -------------------------------------------------------------------------------------
+
+/**
+ * Exit 1: the safe-boundary resume flag must be on.
+ * @category gates
+ */
+export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
+  enabled ? E.right(undefined) : park('resume_feature_disabled', { flag: 'MAKA_RUNTIME_SAFE_BOUNDARY_RESUME' })
+
+/**
+ * Exit 2: the "latest" entry's candidate — the newest top-level run (normal or continuation, not a
+ * child), unless it completed. Unreadable listing entries cannot be ordered and are skipped.
+ * @category gates
+ */
+export const latestCandidate: Gate<ReadonlyArray<RunListingEntry>, string> = (listing) => {
+  const topLevel = listing
+    .flatMap((entry) => ('header' in entry ? [entry.header] : []))
+    .filter((run) => !isChildRun(run))
+    .sort(newestFirst)
+  const latest = topLevel[0]
+  if (latest === undefined) return park('resume_candidate_missing', { reason: 'no_top_level_run' })
+  if (latest.status === 'completed') {
+    return park('resume_candidate_missing', { reason: 'latest_run_completed', runId: latest.runId })
+  }
+  return E.right(latest.runId)
+}
+
+/**
+ * Exit 2 when the session's runs cannot be listed: there is no candidate to name.
+ * @category gates
+ */
+export const runsListed: Gate<E.Either<unknown, ReadonlyArray<RunListingEntry>>, ReadonlyArray<RunListingEntry>> = (
+  listed,
+) =>
+  E.isLeft(listed)
+    ? park('resume_candidate_missing', { reason: 'run_listing_failed', cause: describeCause(listed.left) })
+    : listed
+
+/**
+ * Exit 3: no other live process may own the session. A liveness check that failed could not rule
+ * an owner out, so it parks as an unavailable observation.
+ * @category gates
+ */
+export const sessionOwnerNotAlive: Gate<E.Either<unknown, OwnerLiveness>, void> = (liveness) => {
+  if (E.isLeft(liveness)) {
+    return park('safety_observation_unavailable', { stage: 'ownerLiveness', cause: describeCause(liveness.left) })
+  }
+  return liveness.right === 'alive' ? park('session_owner_alive', {}) : E.right(undefined)
+}
+
+/**
+ * Exit 4: the host must have produced its facts.
+ * @category gates
+ */
+export const hostFactsObserved: Gate<E.Either<unknown, HostFacts>, HostFacts> = (observed) =>
+  E.isLeft(observed)
+    ? park('safety_observation_unavailable', { stage: 'observe', cause: describeCause(observed.left) })
+    : observed
+
+/**
+ * Exit 5: the source `run.json` must be readable and be the run that was asked for.
+ * @category gates
+ */
+export const sourceRunReadable =
+  (expected: { readonly sessionId: string; readonly runId: string }): Gate<E.Either<unknown, AgentRun>, AgentRun> =>
+  (read) => {
+    if (E.isLeft(read)) {
+      return park('source_run_unreadable', { runId: expected.runId, cause: describeCause(read.left) })
+    }
+    const header = read.right
+    if (header.sessionId !== expected.sessionId || header.runId !== expected.runId) {
+      return park('source_run_unreadable', {
+        runId: expected.runId,
+        cause: 'the header names another session or run',
+        headerSessionId: header.sessionId,
+        headerRunId: header.runId,
+      })
+    }
+    return E.right(header)
+  }
+
+/**
+ * Exit 6: the source header must record its workspace identity.
+ * @category gates
+ */
+export const workspaceIdentityRecorded: Gate<AgentRun, string> = (source) =>
+  source.workspaceIdentity === undefined
+    ? park('workspace_identity_missing', { runId: source.runId })
+    : E.right(source.workspaceIdentity)
+
+/**
+ * Exit 7 when the store could not read the source ledger at all.
+ * @category gates
+ */
+export const sourceLedgerLoaded =
+  (runId: string): Gate<E.Either<unknown, LedgerRead>, LedgerRead> =>
+  (read) =>
+    E.isLeft(read)
+      ? park('runtime_ledger_unreadable', { reason: 'ledger_read_failed', runId, cause: describeCause(read.left) })
+      : read
+
+/**
+ * Exit 7 for the source ledger itself: no unreadable row, and a high-water equal to its row count.
+ * @category gates
+ */
+export const sourceLedgerReadable =
+  (runId: string): Gate<LedgerRead, LedgerRead> =>
+  (ledger) => {
+    if (ledger.problem?._tag === 'Unreadable') {
+      return park('runtime_ledger_unreadable', {
+        reason: 'row_unreadable',
+        runId,
+        line: ledger.problem.line,
+        cause: ledger.problem.reason,
+      })
+    }
+    if (ledger.highWater !== ledger.events.length) {
+      return park('runtime_ledger_unreadable', {
+        reason: 'high_water_differs_from_rows',
+        runId,
+        highWater: ledger.highWater,
+        rows: ledger.events.length,
+      })
+    }
+    return E.right(ledger)
+  }
+
+/**
+ * Exit 8: no row of the source ledger or of the chain belongs to another session or run.
+ * @category gates
+ */
+export const ledgerRowsOwned: Gate<
+  { readonly source: AgentRun; readonly ledger: LedgerRead; readonly chain: AncestorChain },
+  void
+> = ({ source, ledger, chain }) => {
+  const rows: Array<Readonly<Record<string, unknown>>> = []
+  if (ledger.problem?._tag === 'IdentityMismatch') {
+    rows.push({ runId: source.runId, line: ledger.problem.line, field: ledger.problem.field })
+  }
+  const index = ledger.events.findIndex((e) => !isRowOfRun(e, source))
+  const row = ledger.events[index]
+  if (row !== undefined) rows.push({ runId: source.runId, line: index + 1, eventId: row.id })
+  rows.push(...chain.foreignRows)
+  const first = rows[0]
+  return first === undefined ? E.right(undefined) : park('runtime_identity_mismatch', { ...first, rows })
+}
+
+/**
+ * Exit 9: no run and no claim may already hold this (source run, high-water) boundary. Runs or
+ * claims that could not be listed cannot rule a holder out, so that parks as an unavailable
+ * observation.
+ * @category gates
+ */
+export const boundaryUnclaimed: Gate<
+  { readonly source: AgentRun; readonly highWater: number; readonly holders: BoundaryHolders | undefined },
+  void
+> = ({ source, highWater, holders }) => {
+  if (holders === undefined) return E.right(undefined)
+  if ('unavailable' in holders) {
+    return park('safety_observation_unavailable', { stage: 'boundaryHolders', cause: holders.unavailable })
+  }
+  const holdsBoundary = (sourceRunId: string, hw: number) => sourceRunId === source.runId && hw === highWater
+  const run = holders.runs.find(
+    (r) =>
+      r.runId !== source.runId &&
+      r.continuationSource !== undefined &&
+      holdsBoundary(r.continuationSource.sourceRunId, r.continuationSource.sourceRuntimeEventHighWater),
+  )
+  if (run !== undefined) {
+    return park('continuation_already_exists', { existingRunId: run.runId, heldBy: 'run', highWater })
+  }
+  const claim = holders.claims.find((c: ContinuationClaim) =>
+    holdsBoundary(c.sourceRunId, c.sourceRuntimeEventHighWater),
+  )
+  return claim === undefined
+    ? E.right(undefined)
+    : park('continuation_already_exists', { existingRunId: claim.targetRunId, heldBy: 'claim', highWater })
+}

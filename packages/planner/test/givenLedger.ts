@@ -1,0 +1,164 @@
+/**
+ * Given/when/then builders for planner tests: a source header, its ledger and host facts in, a plan
+ * and assertions out. Headers go through the real AgentRun codec so a fixture can never be a shape
+ * the store would reject.
+ */
+import { type AgentRun, type ContinuationClaim, type RuntimeEvent, decodeAgentRun, decodeWith } from '@maka/events'
+import { ContinuationClaim as ContinuationClaimCodec } from '@maka/events'
+import { makeLedgerBuilderUnsafe, type LedgerBuilder } from '@maka/events/testing'
+import { expect } from 'vitest'
+import {
+  type Ancestors,
+  type BoundaryHolders,
+  type ContinuationIds,
+  type ContinuationPlan,
+  type HostFacts,
+  type LedgerRead,
+  planContinuation,
+} from '../src/index.js'
+
+export const CWD = '/work/project'
+export const WORKSPACE = 'fs:64769:1234:/work/project'
+
+/** A valid AgentRun header; `omit` removes optional keys the defaults set. */
+export const header = (overrides: Record<string, unknown> = {}, omit: ReadonlyArray<string> = []): AgentRun => {
+  const raw: Record<string, unknown> = {
+    runId: 'run-1',
+    sessionId: 'session-1',
+    turnId: 'turn-1',
+    invocationId: 'invocation-1',
+    status: 'failed',
+    cwd: CWD,
+    providerId: 'provider-1',
+    modelId: 'model-1',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:01:00.000Z',
+    workspaceIdentity: WORKSPACE,
+    failureClass: 'app_restarted',
+    ...overrides,
+  }
+  for (const key of omit) delete raw[key]
+  const decoded = decodeAgentRun(raw)
+  if (decoded._tag === 'Left') throw new Error(`bad fixture header: ${decoded.left}`)
+  return decoded.right
+}
+
+/** A continuation header of `source` pinned at `highWater`. */
+export const continuationHeader = (
+  ids: { readonly runId: string; readonly invocationId: string; readonly turnId: string },
+  source: AgentRun,
+  highWater: number,
+  overrides: Record<string, unknown> = {},
+): AgentRun =>
+  header({
+    ...ids,
+    parentRunId: source.runId,
+    parentTurnId: source.turnId,
+    continuationSource: {
+      sourceInvocationId: source.invocationId,
+      sourceRunId: source.runId,
+      sourceTurnId: source.turnId,
+      sourceRuntimeEventHighWater: highWater,
+    },
+    ...overrides,
+  })
+
+export const claim = (fields: Partial<Record<keyof ContinuationClaim, unknown>>): ContinuationClaim => {
+  const decoded = decodeWith(ContinuationClaimCodec)({
+    sessionId: 'session-1',
+    sourceInvocationId: 'invocation-1',
+    sourceRunId: 'run-1',
+    sourceTurnId: 'turn-1',
+    sourceRuntimeEventHighWater: 4,
+    targetInvocationId: 'invocation-9',
+    targetRunId: 'run-9',
+    targetTurnId: 'turn-9',
+    claimedAt: '2026-01-01T00:02:00.000Z',
+    ...fields,
+  })
+  if (decoded._tag === 'Left') throw new Error(`bad fixture claim: ${decoded.left}`)
+  return decoded.right
+}
+
+/** A clean ledger read of some rows. */
+export const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, overrides: Partial<LedgerRead> = {}): LedgerRead => ({
+  events,
+  highWater: events.length,
+  tornTail: null,
+  problem: null,
+  ...overrides,
+})
+
+export const defaultFacts: HostFacts = {
+  currentCwd: CWD,
+  currentWorkspaceIdentity: WORKSPACE,
+  backgroundOperationsSettled: true,
+  unsettledOperations: [],
+  availableToolNames: ['shell', 'read_file'],
+}
+
+export const freshIds: ContinuationIds = { invocationId: 'invocation-2', runId: 'run-2', turnId: 'turn-2' }
+
+/** The builder for the default source identity (session-1 / invocation-1 / run-1 / turn-1). */
+export const rows = (): LedgerBuilder => makeLedgerBuilderUnsafe()
+
+/** The four rows of a turn interrupted after a committed tool response. */
+export const safeRows = (l: LedgerBuilder = rows()): ReadonlyArray<RuntimeEvent> => [
+  l.userText('list the files'),
+  l.functionCall('call-1', 'read_file', { path: '.' }),
+  l.functionResponse('call-1', 'read_file', { files: ['a.ts'] }),
+  l.terminal(),
+]
+
+export interface Given {
+  readonly source?: AgentRun
+  readonly ledger?: Partial<LedgerRead>
+  readonly ancestors?: Ancestors
+  readonly boundaryHolders?: BoundaryHolders
+}
+
+export interface Then {
+  readonly plan: ContinuationPlan
+  thenContinues(): Then
+  thenParks(reasons: ReadonlyArray<string>): Then
+  thenDetail(code: string, detail: Record<string, unknown>): Then
+}
+
+const then = (plan: ContinuationPlan): Then => ({
+  plan,
+  thenContinues() {
+    expect(plan.rejectionReasons).toEqual([])
+    expect(plan.disposition).toBe('continue')
+    expect(plan.diagnostics.filter((d) => d.severity === 'error')).toEqual([])
+    expect(plan.continuation).toBeDefined()
+    return this
+  },
+  thenParks(reasons) {
+    expect(plan.rejectionReasons).toEqual(reasons)
+    expect(plan.disposition).toBe('park')
+    expect(plan.continuation).toBeUndefined()
+    expect([...new Set(plan.diagnostics.filter((d) => d.severity === 'error').map((d) => d.code))]).toEqual(reasons)
+    return this
+  },
+  thenDetail(code, detail) {
+    expect(plan.diagnostics.find((d) => d.code === code)?.detail).toMatchObject(detail)
+    return this
+  },
+})
+
+/** given a source ledger (and optionally header, ancestors, holders) → when planning with facts/ids → then … */
+export const givenLedger = (events: ReadonlyArray<RuntimeEvent>, given: Given = {}) => ({
+  whenPlanning: (facts: Partial<HostFacts> = {}, ids: Partial<ContinuationIds> = {}): Then =>
+    then(
+      planContinuation(
+        {
+          source: given.source ?? header(),
+          ledger: ledgerOf(events, given.ledger),
+          ...(given.ancestors === undefined ? {} : { ancestors: given.ancestors }),
+          ...(given.boundaryHolders === undefined ? {} : { boundaryHolders: given.boundaryHolders }),
+          facts: { ...defaultFacts, ...facts },
+        },
+        { ...freshIds, ...ids },
+      ),
+    ),
+})

@@ -1,0 +1,86 @@
+/**
+ * The provider port: one streaming call per model step. The executor speaks only this interface, so
+ * the scripted model and a real OpenAI-compatible endpoint go through exactly the same loop.
+ */
+
+/**
+ * One message of provider history, already materialized from RuntimeEvents.
+ * @category models
+ */
+export type ProviderMessage =
+  | { readonly role: 'user'; readonly text: string }
+  | {
+      readonly role: 'assistant'
+      readonly text: string
+      readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly args: unknown }>
+    }
+  | {
+      readonly role: 'tool'
+      readonly toolCallId: string
+      readonly name: string
+      readonly result: unknown
+      readonly isError: boolean
+    }
+
+/**
+ * A tool as a provider sees it: name, description and a JSON Schema for its arguments.
+ * @category models
+ */
+export interface ToolSpec {
+  readonly name: string
+  readonly description: string
+  readonly parameters: Readonly<Record<string, unknown>>
+}
+
+/**
+ * One model step's request.
+ * @category models
+ */
+export interface ProviderRequest {
+  readonly systemPrompt: string
+  readonly messages: ReadonlyArray<ProviderMessage>
+  readonly tools: ReadonlyArray<ToolSpec>
+  readonly signal?: AbortSignal
+}
+
+/**
+ * What a provider streams back during one step. A step ends when the iterable ends; it asked for
+ * tools when it yielded `tool_call` chunks.
+ * @category models
+ */
+export type ProviderChunk =
+  | { readonly type: 'text_delta'; readonly text: string }
+  | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly args: unknown }
+  | { readonly type: 'usage'; readonly input: number; readonly output: number }
+
+/**
+ * A model behind one streaming call per step. A failed step throws a `ProviderError`.
+ * @category models
+ */
+export interface ModelProvider {
+  readonly providerId: string
+  readonly modelId: string
+  stream(request: ProviderRequest): AsyncIterable<ProviderChunk>
+}
+
+/**
+ * Why a provider step failed, as a stable class (never the prompt or the response body).
+ * @category models
+ */
+export type ProviderErrorCode =
+  'http_error' | 'stream_error' | 'scripted_error' | 'timeout' | 'aborted' | 'bad_response'
+
+/**
+ * A provider step failed. `code` and `status` are safe to log; `message` never holds prompt text.
+ * @category errors
+ */
+export class ProviderError extends Error {
+  override readonly name = 'ProviderError'
+  constructor(
+    readonly code: ProviderErrorCode,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message)
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The OpenAI-compatible provider: any chat-completions endpoint, streamed, with tool calls, on the
+ * official `openai` SDK. Two promises shape it: a failing endpoint fails fast and never hangs a run
+ * (no SDK retries, a request timeout and a stall watchdog), and an error never carries the prompt,
+ * the response body or the key (the SDK's own messages may quote the body, so they are never used).
+ */
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import type {
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions'
+import type { ModelProvider, ProviderChunk, ProviderMessage, ProviderRequest, ToolSpec } from './ModelProvider.js'
+import { ProviderError } from './ModelProvider.js'
+
+/**
+ * Options of the OpenAI-compatible provider. `timeoutMs` bounds both the wait for the response and
+ * any silence between two streamed chunks.
+ * @category models
+ */
+export interface OpenAICompatibleProviderOptions {
+  readonly baseUrl: string
+  readonly apiKey?: string
+  readonly model: string
+  readonly timeoutMs?: number
+  readonly fetch?: typeof fetch
+}
+
+/**
+ * The timeout used when none is given.
+ * @category models
+ */
+export const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000
+
+/**
+ * Creates a provider for an OpenAI-compatible chat-completions endpoint.
+ * @category constructors
+ */
+export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOptions): ModelProvider => {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS
+  const client = new OpenAI({
+    baseURL: options.baseUrl,
+    // Local endpoints often need no key, but the SDK refuses to start without one.
+    apiKey: options.apiKey ?? 'unused',
+    timeout: timeoutMs,
+    // A retry would resend the whole prompt and multiply the wait; the run loop decides what to do.
+    maxRetries: 0,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+  })
+
+  async function* stream(request: ProviderRequest): AsyncGenerator<ProviderChunk, void, undefined> {
+    if (request.signal?.aborted === true) throw abortedError()
+    const controller = new AbortController()
+    const onAbort = (): void => controller.abort()
+    request.signal?.addEventListener('abort', onAbort, { once: true })
+    // The SDK's timeout stops at the response headers; a server that then goes silent mid-stream
+    // would hang the run, so a watchdog aborts after `timeoutMs` without a chunk. It is paused while
+    // our consumer handles a chunk, so a slow consumer is never blamed on the server.
+    let stalled = false
+    let watchdog: ReturnType<typeof setTimeout> | undefined
+    const armWatchdog = (): void => {
+      clearTimeout(watchdog)
+      watchdog = setTimeout(() => {
+        stalled = true
+        controller.abort()
+      }, timeoutMs)
+    }
+    const fail = (cause: unknown): ProviderError =>
+      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled })
+    try {
+      armWatchdog()
+      const chunks = await client.chat.completions.create(toRequestBody(options.model, request), {
+        signal: controller.signal,
+      })
+      const toolCalls = new Map<number, PartialToolCall>()
+      let usage: ProviderChunk | undefined
+      for await (const chunk of chunks) {
+        clearTimeout(watchdog)
+        if (chunk.usage != null) {
+          usage = { type: 'usage', input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens }
+        }
+        const delta = chunk.choices[0]?.delta
+        if (delta?.tool_calls != null) accumulateToolCalls(toolCalls, delta.tool_calls)
+        if (typeof delta?.content === 'string' && delta.content.length > 0) {
+          yield { type: 'text_delta', text: delta.content }
+        }
+        armWatchdog()
+      }
+      // The SDK ends the iteration quietly when its signal aborts, which would pass a cut-off
+      // answer off as a whole one.
+      if (controller.signal.aborted) throw fail(undefined)
+      clearTimeout(watchdog)
+      for (const call of completeToolCalls(toolCalls)) yield call
+      if (usage !== undefined) yield usage
+    } catch (cause) {
+      throw fail(cause)
+    } finally {
+      clearTimeout(watchdog)
+      request.signal?.removeEventListener('abort', onAbort)
+      // Also closes the connection when the consumer stops early.
+      controller.abort()
+    }
+  }
+
+  return { providerId: 'openai-compatible', modelId: options.model, stream }
+}
+
+// -------------------------------------------------------------------------------------
+// request mapping
+// -------------------------------------------------------------------------------------
+
+const toRequestBody = (model: string, request: ProviderRequest): ChatCompletionCreateParamsStreaming => ({
+  model,
+  messages: toChatMessages(request),
+  // Some compatible servers reject an empty tools array, so it is left out instead.
+  ...(request.tools.length === 0 ? {} : { tools: request.tools.map(toChatTool) }),
+  stream: true,
+  stream_options: { include_usage: true },
+})
+
+const toChatMessages = (request: ProviderRequest): Array<ChatCompletionMessageParam> => [
+  ...(request.systemPrompt === '' ? [] : [{ role: 'system' as const, content: request.systemPrompt }]),
+  ...request.messages.map(toChatMessage),
+]
+
+const toChatMessage = (message: ProviderMessage): ChatCompletionMessageParam => {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', content: message.text }
+    case 'assistant':
+      return message.toolCalls.length === 0
+        ? { role: 'assistant', content: message.text }
+        : {
+            role: 'assistant',
+            // Endpoints expect null, not '', for a step that only called tools.
+            content: message.text === '' ? null : message.text,
+            tool_calls: message.toolCalls.map((call) => ({
+              id: call.id,
+              type: 'function' as const,
+              function: { name: call.name, arguments: toJson(call.args ?? {}) },
+            })),
+          }
+    case 'tool':
+      return {
+        role: 'tool',
+        tool_call_id: message.toolCallId,
+        // The chat format has no error flag on tool messages, so a failure is wrapped to stay visible.
+        content: toJson(message.isError ? { error: message.result } : message.result),
+      }
+  }
+}
+
+const toChatTool = (tool: ToolSpec): ChatCompletionTool => ({
+  type: 'function',
+  function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+})
+
+// JSON.stringify(undefined) is undefined, which is not a message body.
+const toJson = (value: unknown): string => JSON.stringify(value) ?? 'null'
+
+// -------------------------------------------------------------------------------------
+// response mapping
+// -------------------------------------------------------------------------------------
+
+interface PartialToolCall {
+  id: string | undefined
+  name: string | undefined
+  args: string
+}
+
+type ToolCallDelta = NonNullable<ChatCompletionChunk.Choice.Delta['tool_calls']>[number]
+
+// Tool calls arrive as fragments keyed by index: id and name once, arguments in pieces.
+const accumulateToolCalls = (calls: Map<number, PartialToolCall>, deltas: ReadonlyArray<ToolCallDelta>): void => {
+  for (const delta of deltas) {
+    const call = calls.get(delta.index) ?? { id: undefined, name: undefined, args: '' }
+    if (delta.id != null && delta.id !== '') call.id = delta.id
+    if (delta.function?.name != null && delta.function.name !== '') call.name = delta.function.name
+    if (delta.function?.arguments != null) call.args += delta.function.arguments
+    calls.set(delta.index, call)
+  }
+}
+
+// Only whole calls leave the provider: a call the executor cannot identify or whose arguments are
+// not JSON must never run, so the step fails as a bad response instead.
+const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): ReadonlyArray<ProviderChunk> =>
+  [...calls.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([, call]) => {
+      if (call.id === undefined || call.name === undefined) {
+        throw new ProviderError('bad_response', 'The model endpoint sent a tool call without an id or a name.')
+      }
+      return { type: 'tool_call', id: call.id, name: call.name, args: parseArgs(call.args) }
+    })
+
+const parseArgs = (text: string): unknown => {
+  // Some servers send nothing at all for a tool without parameters.
+  if (text.trim() === '') return {}
+  try {
+    return JSON.parse(text)
+  } catch {
+    // The arguments themselves may hold prompt-derived text, so they are not quoted.
+    throw new ProviderError('bad_response', 'The model endpoint sent tool call arguments that are not valid JSON.')
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// errors
+// -------------------------------------------------------------------------------------
+
+const abortedError = (): ProviderError => new ProviderError('aborted', 'The model call was aborted.')
+
+// Order matters: the caller's abort wins over everything, and our watchdog's abort looks like a
+// user abort to the SDK.
+const toProviderError = (
+  cause: unknown,
+  why: { readonly aborted: boolean; readonly stalled: boolean },
+): ProviderError => {
+  if (cause instanceof ProviderError) return cause
+  if (why.aborted) return abortedError()
+  if (why.stalled || cause instanceof APIConnectionTimeoutError) {
+    return new ProviderError('timeout', 'The model endpoint did not answer in time.')
+  }
+  if (cause instanceof APIUserAbortError) return abortedError()
+  if (cause instanceof APIConnectionError) {
+    return new ProviderError('stream_error', 'Could not reach the model endpoint.')
+  }
+  if (cause instanceof APIError && typeof cause.status === 'number') {
+    return new ProviderError('http_error', `HTTP ${cause.status}`, cause.status)
+  }
+  if (cause instanceof APIError) {
+    return new ProviderError('stream_error', 'The model endpoint reported an error in the stream.')
+  }
+  if (cause instanceof SyntaxError) {
+    return new ProviderError('bad_response', 'The model endpoint sent a chunk that is not valid JSON.')
+  }
+  return new ProviderError('stream_error', 'The model stream failed.')
+}

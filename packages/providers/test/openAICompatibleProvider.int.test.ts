@@ -1,0 +1,446 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  makeOpenAICompatibleProvider,
+  ProviderError,
+  type ModelProvider,
+  type ProviderChunk,
+  type ProviderMessage,
+  type ProviderRequest,
+  type ToolSpec,
+} from '../src/index.js'
+
+// -------------------------------------------------------------------------------------
+// a real local chat-completions endpoint
+// -------------------------------------------------------------------------------------
+
+interface ReceivedRequest {
+  readonly method: string | undefined
+  readonly url: string | undefined
+  readonly headers: IncomingMessage['headers']
+  readonly body: Record<string, unknown>
+}
+
+type Handler = (req: ReceivedRequest, res: ServerResponse) => void
+
+interface TestServer {
+  readonly baseUrl: string
+  readonly received: Array<ReceivedRequest>
+}
+
+let server: Server | undefined
+
+// Each handler answers one request in turn; the last one answers any further requests.
+const startServer = async (...handlers: ReadonlyArray<Handler>): Promise<TestServer> => {
+  const received: Array<ReceivedRequest> = []
+  server = createServer((req, res) => {
+    const parts: Array<Buffer> = []
+    req.on('data', (part: Buffer) => parts.push(part))
+    req.on('end', () => {
+      const request = {
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+        body: JSON.parse(Buffer.concat(parts).toString('utf8')) as Record<string, unknown>,
+      }
+      received.push(request)
+      const handler = handlers[Math.min(received.length, handlers.length) - 1]
+      handler?.(request, res)
+    })
+  })
+  const listening = server
+  await new Promise<void>((resolve) => listening.listen(0, '127.0.0.1', resolve))
+  const { port } = listening.address() as AddressInfo
+  return { baseUrl: `http://127.0.0.1:${port}/v1`, received }
+}
+
+afterEach(async () => {
+  const closing = server
+  server = undefined
+  if (closing === undefined) return
+  // Hanging test endpoints keep sockets open; close them so `close` can finish.
+  closing.closeAllConnections()
+  await new Promise<void>((resolve) => closing.close(() => resolve()))
+})
+
+const chunk = (delta: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1_767_225_600,
+  model: 'test-model',
+  choices: [{ index: 0, delta, finish_reason: null }],
+  ...extra,
+})
+const usageChunk = (input: number, output: number) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1_767_225_600,
+  model: 'test-model',
+  choices: [],
+  usage: { prompt_tokens: input, completion_tokens: output, total_tokens: input + output },
+})
+
+const openSse = (res: ServerResponse): void => {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+}
+const sendSse = (res: ServerResponse, payload: unknown): void => {
+  res.write(`data: ${JSON.stringify(payload)}\n\n`)
+}
+const sse =
+  (...payloads: ReadonlyArray<unknown>): Handler =>
+  (_req, res) => {
+    openSse(res)
+    for (const payload of payloads) sendSse(res, payload)
+    res.end('data: [DONE]\n\n')
+  }
+const silent: Handler = () => undefined
+
+// -------------------------------------------------------------------------------------
+// the provider side
+// -------------------------------------------------------------------------------------
+
+const SENTINEL = 'SENTINEL-PROMPT-7f3a9c'
+
+const tools: ReadonlyArray<ToolSpec> = [
+  {
+    name: 'write_file',
+    description: 'Writes a file in the workspace.',
+    parameters: {
+      type: 'object',
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
+  },
+]
+
+const requestWith = (messages: ReadonlyArray<ProviderMessage>, signal?: AbortSignal): ProviderRequest => ({
+  systemPrompt: 'You are maka.',
+  messages,
+  tools,
+  ...(signal === undefined ? {} : { signal }),
+})
+
+const collect = async (provider: ModelProvider, request: ProviderRequest) => {
+  const chunks: Array<ProviderChunk> = []
+  for await (const c of provider.stream(request)) chunks.push(c)
+  return chunks
+}
+
+const rejectionOf = async (promise: Promise<unknown>): Promise<ProviderError> => {
+  try {
+    await promise
+  } catch (error) {
+    if (error instanceof ProviderError) return error
+    throw error
+  }
+  throw new Error('expected a ProviderError')
+}
+
+const providerFor = (baseUrl: string, extra: { apiKey?: string; timeoutMs?: number } = {}) =>
+  makeOpenAICompatibleProvider({ baseUrl, model: 'test-model', timeoutMs: 5_000, ...extra })
+
+describe('openAICompatibleProvider', () => {
+  describe('when the endpoint streams text', () => {
+    it('yields each streamed piece as a text_delta, then the usage', async () => {
+      const { baseUrl } = await startServer(
+        sse(
+          chunk({ role: 'assistant', content: '' }),
+          chunk({ content: 'Hel' }),
+          chunk({ content: 'lo ' }),
+          chunk({ content: 'world' }),
+          usageChunk(12, 3),
+        ),
+      )
+      const chunks = await collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }]))
+      expect(chunks).toEqual([
+        { type: 'text_delta', text: 'Hel' },
+        { type: 'text_delta', text: 'lo ' },
+        { type: 'text_delta', text: 'world' },
+        { type: 'usage', input: 12, output: 3 },
+      ])
+    })
+
+    it('sends the model, the system prompt first, the tools and stream: true', async () => {
+      const endpoint = await startServer(sse(chunk({ content: 'ok' })))
+      await collect(providerFor(endpoint.baseUrl), requestWith([{ role: 'user', text: 'hi' }]))
+      const [request] = endpoint.received
+      expect(request?.method).toBe('POST')
+      expect(request?.url).toBe('/v1/chat/completions')
+      expect(request?.body).toEqual({
+        model: 'test-model',
+        messages: [
+          { role: 'system', content: 'You are maka.' },
+          { role: 'user', content: 'hi' },
+        ],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'write_file',
+              description: 'Writes a file in the workspace.',
+              parameters: tools[0]?.parameters,
+            },
+          },
+        ],
+        stream: true,
+        stream_options: { include_usage: true },
+      })
+    })
+  })
+
+  describe('when the endpoint streams a tool call in fragments', () => {
+    const toolCallStream = sse(
+      chunk({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'write_file', arguments: '' } }],
+      }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"path":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"a.txt","con' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: 'tent":"hi"}' } }] }),
+      chunk({}, { choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] }),
+      usageChunk(20, 9),
+    )
+
+    it('yields one tool_call with the parsed args, and the next request carries the call and its result', async () => {
+      const endpoint = await startServer(toolCallStream, sse(chunk({ content: 'Written.' })))
+      const provider = providerFor(endpoint.baseUrl)
+      const first = await collect(provider, requestWith([{ role: 'user', text: 'write a.txt' }]))
+      expect(first).toEqual([
+        { type: 'tool_call', id: 'call_1', name: 'write_file', args: { path: 'a.txt', content: 'hi' } },
+        { type: 'usage', input: 20, output: 9 },
+      ])
+
+      const history: ReadonlyArray<ProviderMessage> = [
+        { role: 'user', text: 'write a.txt' },
+        {
+          role: 'assistant',
+          text: '',
+          toolCalls: [{ id: 'call_1', name: 'write_file', args: { path: 'a.txt', content: 'hi' } }],
+        },
+        { role: 'tool', toolCallId: 'call_1', name: 'write_file', result: { ok: true }, isError: false },
+      ]
+      const second = await collect(provider, requestWith(history))
+      expect(second).toEqual([{ type: 'text_delta', text: 'Written.' }])
+
+      const body = endpoint.received[1]?.body
+      expect(body?.['model']).toBe('test-model')
+      expect(body?.['stream']).toBe(true)
+      expect(body?.['tools']).toEqual([
+        {
+          type: 'function',
+          function: {
+            name: 'write_file',
+            description: 'Writes a file in the workspace.',
+            parameters: tools[0]?.parameters,
+          },
+        },
+      ])
+      expect(body?.['messages']).toEqual([
+        { role: 'system', content: 'You are maka.' },
+        { role: 'user', content: 'write a.txt' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'call_1',
+              type: 'function',
+              function: { name: 'write_file', arguments: '{"path":"a.txt","content":"hi"}' },
+            },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: '{"ok":true}' },
+      ])
+    })
+
+    it('keeps parallel tool calls apart by index, in index order', async () => {
+      const { baseUrl } = await startServer(
+        sse(
+          chunk({
+            tool_calls: [
+              { index: 1, id: 'call_b', type: 'function', function: { name: 'list_dir', arguments: '{"pa' } },
+            ],
+          }),
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'call_a', type: 'function', function: { name: 'read_file', arguments: '{}' } },
+            ],
+          }),
+          chunk({ tool_calls: [{ index: 1, function: { arguments: 'th":"."}' } }] }),
+        ),
+      )
+      const chunks = await collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }]))
+      expect(chunks).toEqual([
+        { type: 'tool_call', id: 'call_a', name: 'read_file', args: {} },
+        { type: 'tool_call', id: 'call_b', name: 'list_dir', args: { path: '.' } },
+      ])
+    })
+
+    it('marks a failed tool result so the model can see it failed', async () => {
+      const endpoint = await startServer(sse(chunk({ content: 'ok' })))
+      await collect(
+        providerFor(endpoint.baseUrl),
+        requestWith([
+          { role: 'assistant', text: 'Trying.', toolCalls: [{ id: 'c', name: 'shell', args: { command: 'false' } }] },
+          { role: 'tool', toolCallId: 'c', name: 'shell', result: 'exit 1', isError: true },
+        ]),
+      )
+      const messages = endpoint.received[0]?.body['messages'] as ReadonlyArray<Record<string, unknown>>
+      expect(messages.slice(1)).toEqual([
+        {
+          role: 'assistant',
+          content: 'Trying.',
+          tool_calls: [{ id: 'c', type: 'function', function: { name: 'shell', arguments: '{"command":"false"}' } }],
+        },
+        { role: 'tool', tool_call_id: 'c', content: '{"error":"exit 1"}' },
+      ])
+    })
+
+    it('fails with bad_response when the arguments are not JSON, without quoting them', async () => {
+      const { baseUrl } = await startServer(
+        sse(
+          chunk({
+            tool_calls: [
+              { index: 0, id: 'c', type: 'function', function: { name: 'x', arguments: `{"a": "${SENTINEL}` } },
+            ],
+          }),
+        ),
+      )
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: SENTINEL }])))
+      expect(error.code).toBe('bad_response')
+      expect(error.message).not.toContain(SENTINEL)
+    })
+  })
+
+  describe('when the endpoint answers HTTP 500', () => {
+    it('fails promptly with http_error 500 and no body or prompt in the message', async () => {
+      const endpoint = await startServer((_req, res) => {
+        res.writeHead(500, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ error: { message: `upstream exploded on ${SENTINEL}` } }))
+      })
+      const started = performance.now()
+      const error = await rejectionOf(
+        collect(providerFor(endpoint.baseUrl, { timeoutMs: 60_000 }), requestWith([{ role: 'user', text: SENTINEL }])),
+      )
+      expect(error).toBeInstanceOf(ProviderError)
+      expect(error.code).toBe('http_error')
+      expect(error.status).toBe(500)
+      expect(error.message).toBe('HTTP 500')
+      expect(error.message).not.toContain(SENTINEL)
+      expect(performance.now() - started).toBeLessThan(5_000)
+      // maxRetries 0: the failing request is sent exactly once.
+      expect(endpoint.received).toHaveLength(1)
+    })
+
+    it('maps other statuses the same way', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        res.writeHead(401, { 'content-type': 'application/json' })
+        res.end('{"error":{"message":"bad key"}}')
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
+      expect([error.code, error.status, error.message]).toEqual(['http_error', 401, 'HTTP 401'])
+    })
+  })
+
+  describe('when the endpoint never answers', () => {
+    it('fails with timeout after timeoutMs instead of hanging', async () => {
+      const { baseUrl } = await startServer(silent)
+      const started = performance.now()
+      const error = await rejectionOf(
+        collect(providerFor(baseUrl, { timeoutMs: 300 }), requestWith([{ role: 'user', text: SENTINEL }])),
+      )
+      expect(error.code).toBe('timeout')
+      expect(error.message).not.toContain(SENTINEL)
+      expect(performance.now() - started).toBeLessThan(5_000)
+    })
+
+    it('fails with timeout when the stream stalls after its first chunk', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+      })
+      const seen: Array<ProviderChunk> = []
+      const started = performance.now()
+      const error = await rejectionOf(
+        (async () => {
+          for await (const c of providerFor(baseUrl, { timeoutMs: 300 }).stream(requestWith([]))) seen.push(c)
+        })(),
+      )
+      expect(error.code).toBe('timeout')
+      expect(seen).toEqual([{ type: 'text_delta', text: 'Hel' }])
+      expect(performance.now() - started).toBeLessThan(5_000)
+    })
+  })
+
+  describe('when the caller aborts', () => {
+    it('fails with aborted mid-stream rather than ending as if the answer were whole', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+      })
+      const controller = new AbortController()
+      const error = await rejectionOf(
+        (async () => {
+          for await (const c of providerFor(baseUrl).stream(requestWith([], controller.signal))) {
+            if (c.type === 'text_delta') controller.abort()
+          }
+        })(),
+      )
+      expect(error.code).toBe('aborted')
+    })
+
+    it('fails with aborted before sending anything when already aborted', async () => {
+      const endpoint = await startServer(sse(chunk({ content: 'x' })))
+      const error = await rejectionOf(collect(providerFor(endpoint.baseUrl), requestWith([], AbortSignal.abort())))
+      expect(error.code).toBe('aborted')
+      expect(endpoint.received).toHaveLength(0)
+    })
+  })
+
+  describe('when nothing listens at the address', () => {
+    it('fails with stream_error', async () => {
+      const { baseUrl } = await startServer(silent)
+      const closing = server
+      server = undefined
+      await new Promise<void>((resolve) => closing?.close(() => resolve()))
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
+      expect(error.code).toBe('stream_error')
+    })
+  })
+
+  describe('when an api key is given', () => {
+    it('sends it as a bearer token and never puts it or the prompt in an error', async () => {
+      const endpoint = await startServer((_req, res) => {
+        res.writeHead(500)
+        res.end(SENTINEL)
+      })
+      const error = await rejectionOf(
+        collect(
+          providerFor(endpoint.baseUrl, { apiKey: 'sk-test-key-123' }),
+          requestWith([{ role: 'user', text: `do ${SENTINEL}` }]),
+        ),
+      )
+      expect(endpoint.received[0]?.headers['authorization']).toBe('Bearer sk-test-key-123')
+      expect(error.message).not.toContain(SENTINEL)
+      expect(error.message).not.toContain('sk-test-key-123')
+      expect(String(error.stack)).not.toContain(SENTINEL)
+    })
+  })
+
+  describe('when a fetch is injected', () => {
+    it('sends the request through it', async () => {
+      const { baseUrl } = await startServer(sse(chunk({ content: 'ok' })))
+      let calls = 0
+      const counting: typeof fetch = (input, init) => {
+        calls += 1
+        return fetch(input, init)
+      }
+      const provider = makeOpenAICompatibleProvider({ baseUrl, model: 'test-model', fetch: counting })
+      expect(await collect(provider, requestWith([]))).toEqual([{ type: 'text_delta', text: 'ok' }])
+      expect(calls).toBe(1)
+      expect([provider.providerId, provider.modelId]).toEqual(['openai-compatible', 'test-model'])
+    })
+  })
+})

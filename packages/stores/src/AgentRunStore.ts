@@ -1,0 +1,158 @@
+/**
+ * The AgentRun header store: `runs/<runId>/run.json`. Create is exclusive (temp file + `link`), so
+ * two processes can never both create one run; update replaces the header atomically (temp file +
+ * `rename`). Header writes share the per-run queue with ledger appends.
+ */
+import { decodeAgentRun, isSafeId, type AgentRun, type RunId } from '@maka/events'
+import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
+import { checkIds } from './internal/checkIds.js'
+import {
+  atomicReplace,
+  exclusiveCreate,
+  listDir,
+  makeDirs,
+  pathExists,
+  readRecord,
+  recordBytes,
+  toTask,
+  type Outcome,
+  type StoreContext,
+} from './internal/durableFs.js'
+import { serialized } from './internal/runQueue.js'
+import { runDir, runHeaderPath, runsDir } from './layout.js'
+import { invalidRecord, notFound, runAlreadyExists, unreadable, type StoreError } from './StoreError.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One `runs/<runId>/` folder: its header, or why it could not be read (never dropped).
+ * @category models
+ */
+export type RunListing =
+  { readonly runId: RunId; readonly header: AgentRun } | { readonly runId: RunId; readonly error: StoreError }
+
+/**
+ * Options of a header update.
+ * @category models
+ */
+export interface UpdateRunOptions {
+  /** fsync the header and its directory before resolving (terminal headers). */
+  readonly durable?: boolean | undefined
+}
+
+/**
+ * The AgentRun headers of every session in a data dir.
+ * @category models
+ */
+export interface AgentRunStore {
+  /** Creates the header exclusively (durable); an existing run is `RunAlreadyExists`, left untouched. */
+  create(run: AgentRun): TE.TaskEither<StoreError, void>
+  /** Reads a header: missing → `NotFound`, bad JSON, shape or identity → `Unreadable`. */
+  read(sessionId: string, runId: string): TE.TaskEither<StoreError, AgentRun>
+  /** Replaces an existing header atomically. */
+  update(run: AgentRun, options?: UpdateRunOptions): TE.TaskEither<StoreError, void>
+  /** Lists every run folder of a session, sorted by run id. */
+  list(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<RunListing>>
+}
+
+// -------------------------------------------------------------------------------------
+// gates
+// -------------------------------------------------------------------------------------
+
+/**
+ * Checks a header's ids, then its exact shape, before any path is built from it.
+ * @category gates
+ */
+export const checkRunHeader = (run: AgentRun): E.Either<StoreError, AgentRun> => {
+  const ids = checkIds(['sessionId', run?.sessionId], ['runId', run?.runId])
+  if (E.isLeft(ids)) return ids
+  const decoded = decodeAgentRun(run)
+  return E.isLeft(decoded) ? E.left(invalidRecord('AgentRun', decoded.left)) : decoded
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Creates a checked header exclusively and durably; the caller has already queued on the run.
+ * @category constructors
+ */
+export const createRunHeaderLocked = async (context: StoreContext, run: AgentRun): Outcome<void> => {
+  const path = runHeaderPath(context.dataDir, run.sessionId, run.runId)
+  const dirs = await makeDirs(runDir(context.dataDir, run.sessionId, run.runId))
+  if (E.isLeft(dirs)) return dirs
+  const created = await exclusiveCreate(path, recordBytes(run))
+  if (E.isLeft(created)) return created
+  if (created.right === 'exists') return E.left(runAlreadyExists(path, run.sessionId, run.runId))
+  return context.dirSync.persist(path)
+}
+
+const readHeader = async (dataDir: string, sessionId: string, runId: string): Outcome<AgentRun> => {
+  const path = runHeaderPath(dataDir, sessionId, runId)
+  const header = await readRecord(path, decodeAgentRun)
+  if (E.isLeft(header)) return header
+  // A header copied or renamed into another run's folder would make us trust the wrong run.
+  if (header.right.sessionId !== sessionId || header.right.runId !== runId) {
+    return E.left(unreadable(path, 'the header names another run than its folder'))
+  }
+  return header
+}
+
+/**
+ * Builds the header store of one store instance.
+ * @category constructors
+ */
+export const makeAgentRunStore = (context: StoreContext): AgentRunStore => {
+  const { dataDir, dirSync } = context
+  return {
+    create: (run) =>
+      toTask(async () => {
+        const checked = checkRunHeader(run)
+        if (E.isLeft(checked)) return checked
+        return serialized(runDir(dataDir, run.sessionId, run.runId), () => createRunHeaderLocked(context, run))
+      }),
+    read: (sessionId, runId) =>
+      toTask(async () => {
+        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+        if (E.isLeft(ids)) return ids
+        return readHeader(dataDir, sessionId, runId)
+      }),
+    update: (run, options = {}) =>
+      toTask(async () => {
+        const checked = checkRunHeader(run)
+        if (E.isLeft(checked)) return checked
+        const path = runHeaderPath(dataDir, run.sessionId, run.runId)
+        return serialized(runDir(dataDir, run.sessionId, run.runId), async () => {
+          const exists = await pathExists(path)
+          if (E.isLeft(exists)) return exists
+          if (!exists.right) return E.left(notFound(path))
+          const durable = options.durable === true
+          const replaced = await atomicReplace(path, recordBytes(run), durable)
+          if (E.isLeft(replaced) || !durable) return replaced
+          return dirSync.persist(path, { replaced: true })
+        })
+      }),
+    list: (sessionId) =>
+      toTask(async () => {
+        const ids = checkIds(['sessionId', sessionId])
+        if (E.isLeft(ids)) return ids
+        const entries = await listDir(runsDir(dataDir, sessionId))
+        if (E.isLeft(entries)) return entries
+        const runIds = entries.right
+          .filter((entry) => entry.isDirectory() && isSafeId(entry.name))
+          .map((entry) => entry.name as RunId)
+          .sort()
+        const listings = await Promise.all(
+          runIds.map(async (runId): Promise<RunListing> => {
+            const header = await readHeader(dataDir, sessionId, runId)
+            return E.isRight(header) ? { runId, header: header.right } : { runId, error: header.left }
+          }),
+        )
+        return E.right(listings)
+      }),
+  }
+}

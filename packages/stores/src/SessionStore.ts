@@ -1,0 +1,89 @@
+/**
+ * The session header store: `sessions/<sessionId>/session.json`. The header is a projection (cwd,
+ * creation time, title), so unknown keys are tolerated on read; create is exclusive and durable.
+ */
+import { decodeWith, isSafeId, SessionRecord, type SessionId } from '@maka/events'
+import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
+import { checkIds } from './internal/checkIds.js'
+import {
+  exclusiveCreate,
+  listDir,
+  makeDirs,
+  readRecord,
+  recordBytes,
+  toTask,
+  type StoreContext,
+} from './internal/durableFs.js'
+import { sessionDir, sessionRecordPath, sessionsDir } from './layout.js'
+import { invalidRecord, sessionAlreadyExists, unreadable, type StoreError } from './StoreError.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The session headers of a data dir.
+ * @category models
+ */
+export interface SessionStore {
+  /** Creates `session.json` exclusively; an existing one is `SessionAlreadyExists`, left untouched. */
+  create(record: SessionRecord): TE.TaskEither<StoreError, void>
+  /** Reads `session.json`: missing → `NotFound`, bad JSON, shape or identity → `Unreadable`. */
+  read(sessionId: string): TE.TaskEither<StoreError, SessionRecord>
+  /** The session folders whose names are safe ids, sorted; none when `sessions/` is missing. */
+  list(): TE.TaskEither<StoreError, ReadonlyArray<SessionId>>
+}
+
+const decodeSessionRecord = decodeWith(SessionRecord)
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Builds the session store of one store instance.
+ * @category constructors
+ */
+export const makeSessionStore = (context: StoreContext): SessionStore => {
+  const { dataDir, dirSync } = context
+  return {
+    create: (record) =>
+      toTask(async () => {
+        const ids = checkIds(['sessionId', record?.sessionId])
+        if (E.isLeft(ids)) return ids
+        const decoded = decodeSessionRecord(record)
+        if (E.isLeft(decoded)) return E.left(invalidRecord('SessionRecord', decoded.left))
+        const path = sessionRecordPath(dataDir, record.sessionId)
+        const dirs = await makeDirs(sessionDir(dataDir, record.sessionId))
+        if (E.isLeft(dirs)) return dirs
+        const created = await exclusiveCreate(path, recordBytes(record))
+        if (E.isLeft(created)) return created
+        if (created.right === 'exists') return E.left(sessionAlreadyExists(path, record.sessionId))
+        return dirSync.persist(path)
+      }),
+    read: (sessionId) =>
+      toTask(async () => {
+        const ids = checkIds(['sessionId', sessionId])
+        if (E.isLeft(ids)) return ids
+        const path = sessionRecordPath(dataDir, sessionId)
+        const record = await readRecord(path, decodeSessionRecord)
+        if (E.isLeft(record)) return record
+        if (record.right.sessionId !== sessionId) {
+          return E.left(unreadable(path, 'the header names another session than its folder'))
+        }
+        return record
+      }),
+    list: () =>
+      toTask(async () => {
+        const entries = await listDir(sessionsDir(dataDir))
+        if (E.isLeft(entries)) return entries
+        return E.right(
+          entries.right
+            .filter((entry) => entry.isDirectory() && isSafeId(entry.name))
+            .map((entry) => entry.name as SessionId)
+            .sort(),
+        )
+      }),
+  }
+}

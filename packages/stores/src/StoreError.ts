@@ -1,0 +1,346 @@
+/**
+ * The failures of the file stores: one `_tag`ged union carried in every `TaskEither`, so callers can
+ * map each one to a stable rejection code (`target_run_conflict`, `source_run_unreadable`, …)
+ * without parsing messages. Every member has a human `message`; none ever holds a row's values.
+ */
+import type { ContinuationClaim, OwnerLock } from '@maka/events'
+import type { LedgerProblem } from './LedgerSnapshot.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * An id that would name a file or folder does not match `^[A-Za-z0-9_-]{1,128}$`; nothing was touched.
+ * @category errors
+ */
+export interface InvalidId {
+  readonly _tag: 'InvalidId'
+  readonly field: string
+  readonly value: unknown
+  readonly message: string
+}
+
+/**
+ * A record handed to a store does not have its exact shape, or contradicts itself.
+ * @category errors
+ */
+export interface InvalidRecord {
+  readonly _tag: 'InvalidRecord'
+  readonly record: string
+  readonly reason: string
+  readonly message: string
+}
+
+/**
+ * A file the operation needs does not exist.
+ * @category errors
+ */
+export interface NotFound {
+  readonly _tag: 'NotFound'
+  readonly path: string
+  readonly message: string
+}
+
+/**
+ * A record file exists but is not valid JSON, fails its codec, or disagrees with its path.
+ * @category errors
+ */
+export interface Unreadable {
+  readonly _tag: 'Unreadable'
+  readonly path: string
+  readonly reason: string
+  readonly message: string
+}
+
+/**
+ * An append was refused because the ledger is corrupt (an unreadable row or another run's row).
+ * @category errors
+ */
+export interface LedgerUnreadable {
+  readonly _tag: 'LedgerUnreadable'
+  readonly path: string
+  readonly problem: LedgerProblem
+  readonly message: string
+}
+
+/**
+ * A run header already exists at this path; it was left untouched.
+ * @category errors
+ */
+export interface RunAlreadyExists {
+  readonly _tag: 'RunAlreadyExists'
+  readonly path: string
+  readonly sessionId: string
+  readonly runId: string
+  readonly message: string
+}
+
+/**
+ * A session header already exists at this path; it was left untouched.
+ * @category errors
+ */
+export interface SessionAlreadyExists {
+  readonly _tag: 'SessionAlreadyExists'
+  readonly path: string
+  readonly sessionId: string
+  readonly message: string
+}
+
+/**
+ * The boundary is already claimed; `existing` is the claim on disk when it could be read.
+ * @category errors
+ */
+export interface ClaimConflict {
+  readonly _tag: 'ClaimConflict'
+  readonly path: string
+  readonly existing?: ContinuationClaim
+  readonly message: string
+}
+
+/**
+ * Another live owner holds the session's `owner.lock`.
+ * @category errors
+ */
+export interface OwnerLockHeld {
+  readonly _tag: 'OwnerLockHeld'
+  readonly path: string
+  readonly existing: OwnerLock
+  readonly message: string
+}
+
+/**
+ * The caller's staleness check for an existing owner lock failed; the lock was left alone.
+ * @category errors
+ */
+export interface StaleCheckFailed {
+  readonly _tag: 'StaleCheckFailed'
+  readonly path: string
+  readonly message: string
+}
+
+/**
+ * An append expected another committed row count; nothing was written.
+ * @category errors
+ */
+export interface HighWaterConflict {
+  readonly _tag: 'HighWaterConflict'
+  readonly path: string
+  readonly expected: number
+  readonly actual: number
+  readonly message: string
+}
+
+/**
+ * An event handed to `append` names another session or run than the ledger it was appended to.
+ * @category errors
+ */
+export interface EventIdentityMismatch {
+  readonly _tag: 'EventIdentityMismatch'
+  readonly path: string
+  readonly field: 'sessionId' | 'runId'
+  readonly message: string
+}
+
+/**
+ * A filesystem call failed; `code` is the errno name (`EACCES`, `ENOSPC`, …) or `UNKNOWN`.
+ * @category errors
+ */
+export interface IoFailed {
+  readonly _tag: 'IoFailed'
+  readonly operation: string
+  readonly path: string
+  readonly code: string
+  readonly message: string
+}
+
+/**
+ * Every failure a store reports.
+ * @category errors
+ */
+export type StoreError =
+  | InvalidId
+  | InvalidRecord
+  | NotFound
+  | Unreadable
+  | LedgerUnreadable
+  | RunAlreadyExists
+  | SessionAlreadyExists
+  | ClaimConflict
+  | OwnerLockHeld
+  | StaleCheckFailed
+  | HighWaterConflict
+  | EventIdentityMismatch
+  | IoFailed
+
+// -------------------------------------------------------------------------------------
+// constructors (not re-exported: the package builds these, callers only read them)
+// -------------------------------------------------------------------------------------
+
+// Ids are not secrets, but a hostile one can be long or hold control characters: quote and cap it.
+const quoteId = (value: unknown): string => {
+  if (typeof value !== 'string') return `a ${value === null ? 'null' : typeof value}`
+  const shown = value.length > 40 ? `${value.slice(0, 40)}…` : value
+  return JSON.stringify(shown)
+}
+
+/**
+ * Builds a `InvalidId` error.
+ * @category constructors
+ */
+export const invalidId = (field: string, value: unknown): InvalidId => ({
+  _tag: 'InvalidId',
+  field,
+  value,
+  message: `${field} ${quoteId(value)} is not a valid id (1–128 of A-Z a-z 0-9 _ -)`,
+})
+
+/**
+ * Builds a `InvalidRecord` error.
+ * @category constructors
+ */
+export const invalidRecord = (record: string, reason: string): InvalidRecord => ({
+  _tag: 'InvalidRecord',
+  record,
+  reason,
+  message: `invalid ${record}: ${reason}`,
+})
+
+/**
+ * Builds a `NotFound` error.
+ * @category constructors
+ */
+export const notFound = (path: string): NotFound => ({ _tag: 'NotFound', path, message: `${path} does not exist` })
+
+/**
+ * Builds a `Unreadable` error.
+ * @category constructors
+ */
+export const unreadable = (path: string, reason: string): Unreadable => ({
+  _tag: 'Unreadable',
+  path,
+  reason,
+  message: `${path} is unreadable: ${reason}`,
+})
+
+/**
+ * Builds a `LedgerUnreadable` error.
+ * @category constructors
+ */
+export const ledgerUnreadable = (path: string, problem: LedgerProblem): LedgerUnreadable => ({
+  _tag: 'LedgerUnreadable',
+  path,
+  problem,
+  message:
+    problem._tag === 'Unreadable'
+      ? `${path} is unreadable at line ${problem.line} (${problem.reason}); appends are refused`
+      : `${path} line ${problem.line} has another ${problem.field}; appends are refused`,
+})
+
+/**
+ * Builds a `RunAlreadyExists` error.
+ * @category constructors
+ */
+export const runAlreadyExists = (path: string, sessionId: string, runId: string): RunAlreadyExists => ({
+  _tag: 'RunAlreadyExists',
+  path,
+  sessionId,
+  runId,
+  message: `run ${runId} of session ${sessionId} already exists`,
+})
+
+/**
+ * Builds a `SessionAlreadyExists` error.
+ * @category constructors
+ */
+export const sessionAlreadyExists = (path: string, sessionId: string): SessionAlreadyExists => ({
+  _tag: 'SessionAlreadyExists',
+  path,
+  sessionId,
+  message: `session ${sessionId} already exists`,
+})
+
+/**
+ * Builds a `ClaimConflict` error.
+ * @category constructors
+ */
+export const claimConflict = (path: string, existing: ContinuationClaim | undefined): ClaimConflict => ({
+  _tag: 'ClaimConflict',
+  path,
+  ...(existing === undefined ? {} : { existing }),
+  message:
+    existing === undefined ? `${path} is already claimed` : `${path} is already claimed by run ${existing.targetRunId}`,
+})
+
+/**
+ * Builds a `OwnerLockHeld` error.
+ * @category constructors
+ */
+export const ownerLockHeld = (path: string, existing: OwnerLock): OwnerLockHeld => ({
+  _tag: 'OwnerLockHeld',
+  path,
+  existing,
+  message: `${path} is held by pid ${existing.pid} on ${existing.hostname} (started ${existing.startedAt})`,
+})
+
+/**
+ * Builds a `StaleCheckFailed` error.
+ * @category constructors
+ */
+export const staleCheckFailed = (path: string, cause: unknown): StaleCheckFailed => ({
+  _tag: 'StaleCheckFailed',
+  path,
+  message: `could not tell whether ${path} is stale: ${cause instanceof Error ? cause.message : String(cause)}`,
+})
+
+/**
+ * Builds a `HighWaterConflict` error.
+ * @category constructors
+ */
+export const highWaterConflict = (path: string, expected: number, actual: number): HighWaterConflict => ({
+  _tag: 'HighWaterConflict',
+  path,
+  expected,
+  actual,
+  message: `${path} holds ${actual} committed rows, expected ${expected}; nothing was written`,
+})
+
+/**
+ * Builds a `EventIdentityMismatch` error.
+ * @category constructors
+ */
+export const eventIdentityMismatch = (path: string, field: 'sessionId' | 'runId'): EventIdentityMismatch => ({
+  _tag: 'EventIdentityMismatch',
+  path,
+  field,
+  message: `the event's ${field} differs from the ledger's at ${path}; nothing was written`,
+})
+
+/**
+ * Builds a `IoFailed` error.
+ * @category constructors
+ */
+export const ioFailed = (operation: string, path: string, cause: unknown): IoFailed => {
+  const code = errnoCode(cause) ?? 'UNKNOWN'
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  return { _tag: 'IoFailed', operation, path, code, message: `${operation} ${path} failed: ${detail}` }
+}
+
+/**
+ * The errno name of a thrown Node.js error, if it has one.
+ * @category guards
+ */
+export const errnoCode = (cause: unknown): string | undefined =>
+  typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
+    ? (cause as { code: string }).code
+    : undefined
+
+// -------------------------------------------------------------------------------------
+// destructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * One human sentence for a store error, prefixed with its stable tag.
+ * @category errors
+ */
+export const describeStoreError = (e: StoreError): string => `${e._tag}: ${e.message}`

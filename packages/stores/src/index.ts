@@ -1,0 +1,53 @@
+/**
+ * @maka/stores — the file-backed shell of maka-resume: session, AgentRun header, RuntimeEvent ledger,
+ * shell-run, continuation-claim and owner-lock stores over one data directory (ledger-format.md).
+ * Every method validates ids before touching the filesystem and returns a `TaskEither` over the
+ * `_tag`ged `StoreError` union; nothing throws across this boundary.
+ */
+export { makeFileStores, type FileStores } from './makeFileStores.js'
+export { type SessionStore } from './SessionStore.js'
+export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'
+export { type RuntimeEventStore, type AppendOptions, type AppendResult } from './RuntimeEventStore.js'
+export {
+  type LedgerSnapshot,
+  type LedgerProblem,
+  type LedgerIdentity,
+  type TornTail,
+  emptyLedgerSnapshot,
+  scanLedger,
+} from './LedgerSnapshot.js'
+export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
+export { type ClaimStore } from './ClaimStore.js'
+export { type OwnerLockStore, isSameOwner } from './OwnerLockStore.js'
+export {
+  type StoreError,
+  type InvalidId,
+  type InvalidRecord,
+  type NotFound,
+  type Unreadable,
+  type LedgerUnreadable,
+  type RunAlreadyExists,
+  type SessionAlreadyExists,
+  type ClaimConflict,
+  type OwnerLockHeld,
+  type StaleCheckFailed,
+  type HighWaterConflict,
+  type EventIdentityMismatch,
+  type IoFailed,
+  describeStoreError,
+} from './StoreError.js'
+export {
+  sessionsDir,
+  sessionDir,
+  sessionRecordPath,
+  runsDir,
+  runDir,
+  runHeaderPath,
+  ledgerPath,
+  shellRunsDir,
+  shellRunPath,
+  claimsDir,
+  claimFileName,
+  claimPath,
+  ownerLockPath,
+} from './layout.js'

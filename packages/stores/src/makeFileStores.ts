@@ -1,0 +1,44 @@
+/**
+ * The file-backed store ports of one data directory, built together so they share the
+ * durable-directory cache; the per-run write queue is shared by the whole process.
+ */
+import { resolve } from 'node:path'
+import { makeAgentRunStore, type AgentRunStore } from './AgentRunStore.js'
+import { makeClaimStore, type ClaimStore } from './ClaimStore.js'
+import { makeStoreContext } from './internal/durableFs.js'
+import { makeOwnerLockStore, type OwnerLockStore } from './OwnerLockStore.js'
+import { makeRuntimeEventStore, type RuntimeEventStore } from './RuntimeEventStore.js'
+import { makeSessionStore, type SessionStore } from './SessionStore.js'
+import { makeShellRunStore, type ShellRunStore } from './ShellRunStore.js'
+
+/**
+ * Every store of one data directory.
+ * @category models
+ */
+export interface FileStores {
+  /** The absolute data directory. */
+  readonly dataDir: string
+  readonly sessions: SessionStore
+  readonly runs: AgentRunStore
+  readonly events: RuntimeEventStore
+  readonly shellRuns: ShellRunStore
+  readonly claims: ClaimStore
+  readonly ownerLocks: OwnerLockStore
+}
+
+/**
+ * Opens the stores of a data directory. Touches nothing on disk until a method runs.
+ * @category constructors
+ */
+export const makeFileStores = (dataDir: string): FileStores => {
+  const context = makeStoreContext(resolve(dataDir))
+  return {
+    dataDir: context.dataDir,
+    sessions: makeSessionStore(context),
+    runs: makeAgentRunStore(context),
+    events: makeRuntimeEventStore(context),
+    shellRuns: makeShellRunStore(context),
+    claims: makeClaimStore(context),
+    ownerLocks: makeOwnerLockStore(context),
+  }
+}

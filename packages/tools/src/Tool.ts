@@ -1,0 +1,51 @@
+/**
+ * The tool port. A tool runs only after its `function_call` row is committed; the executor appends
+ * its `function_response` row when it ends. Tools never write the ledger themselves.
+ */
+import type { ShellRun } from '@maka/events'
+
+/**
+ * Where background shell operations are recorded (`shell-runs/<id>.json`), so recovery and the
+ * host inspector can see them after a crash.
+ * @category models
+ */
+export interface ShellRunRecorder {
+  record(run: ShellRun): Promise<void>
+}
+
+/**
+ * What a tool may know about the call it serves.
+ * @category models
+ */
+export interface ToolContext {
+  readonly sessionId: string
+  readonly runId: string
+  /** The canonical session cwd; every path a tool touches must stay inside it. */
+  readonly cwd: string
+  readonly toolCallId: string
+  readonly shellRuns: ShellRunRecorder
+  readonly signal?: AbortSignal
+}
+
+/**
+ * A tool's outcome: the result the model sees, and whether it is an error.
+ * @category models
+ */
+export interface ToolOutcome {
+  readonly result: unknown
+  readonly isError: boolean
+}
+
+/**
+ * A tool the agent may call.
+ * @category models
+ */
+export interface Tool {
+  readonly name: string
+  readonly description: string
+  /** JSON Schema of the arguments object. */
+  readonly parameters: Readonly<Record<string, unknown>>
+  /** True when a call changes the world (writes, runs commands): it needs permission under `ask`. */
+  readonly mutates: boolean
+  run(args: unknown, context: ToolContext): Promise<ToolOutcome>
+}

@@ -1,0 +1,311 @@
+/**
+ * `shell`: runs `/bin/sh -c command` in the workspace root.
+ *
+ * Every command runs in its own process group so that a timeout, a cancellation or the end of a
+ * foreground call can stop everything it started, not just the shell. A foreground call therefore
+ * leaves nothing behind; work meant to outlive the call must ask for `background: true`, which is
+ * recorded as a shell run before the tool returns — recovery and the resume gates can only account
+ * for background work they can see.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import type { Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
+import { decodeWith, ShellRun } from '@maka/events'
+import * as E from 'fp-ts/lib/Either.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import { defineTool } from './defineTool.js'
+import { resolveInsideWorkspace } from './resolveInsideWorkspace.js'
+import type { Tool, ToolContext, ToolOutcome } from './Tool.js'
+import { argumentsObject, optionalBoolean, optionalInteger, requiredString } from './ToolArguments.js'
+import { cancelled, shellRunNotRecorded, spawnFailed, type ToolFailure } from './ToolFailure.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * How long a foreground command may run when the call gives no `timeoutMs`.
+ * @category models
+ */
+export const SHELL_DEFAULT_TIMEOUT_MS = 60_000
+
+/**
+ * The largest `timeoutMs` a call may ask for.
+ * @category models
+ */
+export const SHELL_MAX_TIMEOUT_MS = 3_600_000
+
+/**
+ * How many bytes of stdout, and separately of stderr, a foreground call returns at most.
+ * @category models
+ */
+export const SHELL_OUTPUT_CAP_BYTES = 64 * 1024
+
+/**
+ * What a finished foreground command returns to the model.
+ * @category models
+ */
+export interface ShellResult {
+  readonly exitCode: number | null
+  readonly signal: string | null
+  readonly stdout: string
+  readonly stderr: string
+  readonly timedOut?: true
+  readonly cancelled?: true
+}
+
+/**
+ * What a started background command returns to the model.
+ * @category models
+ */
+export interface BackgroundShellResult {
+  readonly shellRunId: string
+  readonly pid: number
+}
+
+// How long output may keep arriving after the shell itself exited.
+const PIPE_GRACE_MS = 500
+
+interface ShellArgs {
+  readonly command: string
+  readonly background: boolean | undefined
+  readonly timeoutMs: number | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// internals
+// -------------------------------------------------------------------------------------
+
+const decodeArgs = (args: unknown): E.Either<ToolFailure, ShellArgs> =>
+  pipe(
+    argumentsObject('shell', args, ['command', 'background', 'timeoutMs']),
+    E.flatMap((a) =>
+      pipe(
+        E.Do,
+        E.apS('command', requiredString(a, 'command', { nonEmpty: true })),
+        E.apS('background', optionalBoolean(a, 'background')),
+        E.apS('timeoutMs', optionalInteger(a, 'timeoutMs', 1, SHELL_MAX_TIMEOUT_MS)),
+      ),
+    ),
+  )
+
+const decodeShellRun = decodeWith(ShellRun)
+
+// The group may already be gone (ESRCH); that is the state we wanted.
+const killGroup = (pid: number | undefined): void => {
+  if (pid === undefined) return
+  try {
+    process.kill(-pid, 'SIGKILL')
+  } catch {
+    // already gone
+  }
+}
+
+interface Capture {
+  readonly text: () => string
+}
+
+// Keeps the first `cap` bytes and counts the rest, so a chatty command cannot exhaust memory.
+const capture = (stream: Readable | null): Capture => {
+  const kept: Array<Buffer> = []
+  let keptBytes = 0
+  let totalBytes = 0
+  stream?.on('data', (chunk: Buffer) => {
+    totalBytes += chunk.length
+    if (keptBytes >= SHELL_OUTPUT_CAP_BYTES) return
+    const slice = chunk.subarray(0, SHELL_OUTPUT_CAP_BYTES - keptBytes)
+    kept.push(slice)
+    keptBytes += slice.length
+  })
+  return {
+    text: () => {
+      const text = new StringDecoder('utf8').write(Buffer.concat(kept))
+      return totalBytes > keptBytes
+        ? `${text}\n[truncated: showing the first ${keptBytes} of ${totalBytes} bytes]`
+        : text
+    },
+  }
+}
+
+const startShell = (command: string, cwd: string, stdio: 'pipe' | 'ignore'): ChildProcess =>
+  spawn('/bin/sh', ['-c', command], {
+    cwd,
+    // Own process group: `kill(-pid)` then reaches every process the command started.
+    detached: true,
+    stdio: ['ignore', stdio, stdio],
+  })
+
+const runForeground = (
+  command: string,
+  cwd: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<E.Either<ToolFailure, ToolOutcome>> =>
+  new Promise((resolve) => {
+    const child = startShell(command, cwd, 'pipe')
+    const stdout = capture(child.stdout)
+    const stderr = capture(child.stderr)
+    let timedOut = false
+    let cancelled = false
+    let settled = false
+    const onAbort = (): void => {
+      cancelled = true
+      killGroup(child.pid)
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      killGroup(child.pid)
+    }, timeoutMs)
+    const settle = (value: E.Either<ToolFailure, ToolOutcome>): void => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', onAbort)
+      resolve(value)
+    }
+    if (signal?.aborted === true) onAbort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
+    child.once('error', (cause) => {
+      killGroup(child.pid)
+      settle(E.left(spawnFailed(cause)))
+    })
+    child.once('exit', () => {
+      // Anything the command left running in its group would be unrecorded background work; it ends
+      // with the call, which also closes the pipes such leftovers hold so 'close' can arrive.
+      killGroup(child.pid)
+      // A leftover that escaped the group (setsid) may still hold a pipe: stop waiting for it.
+      setTimeout(() => {
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+      }, PIPE_GRACE_MS).unref()
+    })
+    child.once('close', (exitCode: number | null, exitSignal: NodeJS.Signals | null) => {
+      const result: ShellResult = {
+        exitCode,
+        signal: exitSignal,
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        ...(timedOut ? { timedOut: true as const } : {}),
+        ...(cancelled ? { cancelled: true as const } : {}),
+      }
+      settle(E.right({ result, isError: timedOut || cancelled || exitCode !== 0 }))
+    })
+  })
+
+const finalStatus = (exitCode: number | null, signal: NodeJS.Signals | null): ShellRun['status'] =>
+  signal !== null ? 'killed' : exitCode === 0 ? 'completed' : 'failed'
+
+const runBackground = async (
+  command: string,
+  cwd: string,
+  timeoutMs: number | undefined,
+  context: ToolContext,
+): Promise<E.Either<ToolFailure, ToolOutcome>> => {
+  // A detached command would outlive the cancellation that was meant to prevent it.
+  if (context.signal?.aborted === true) return E.left(cancelled('shell'))
+  const shellRunId = `sh-${randomBytes(8).toString('hex')}`
+  const draft = {
+    shellRunId,
+    sessionId: context.sessionId,
+    runId: context.runId,
+    command,
+    status: 'running',
+    pid: 0,
+    startedAt: new Date().toISOString(),
+  }
+  // Checked before spawning: a record that cannot be written must not leave a process behind.
+  const checked = decodeShellRun(draft)
+  if (E.isLeft(checked)) return E.left(shellRunNotRecorded(checked.left, 'not_started'))
+
+  const child = startShell(command, cwd, 'ignore')
+  // Listened for at once: a command as short as `exit 3` may end before the running record is written.
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  )
+  const spawned = await new Promise<E.Either<unknown, number>>((resolve) => {
+    child.once('spawn', () => resolve(child.pid === undefined ? E.left(new Error('no pid')) : E.right(child.pid)))
+    child.once('error', (cause) => resolve(E.left(cause)))
+  })
+  if (E.isLeft(spawned)) return E.left(spawnFailed(spawned.left))
+  const pid = spawned.right
+  // The child must not keep this process alive; it is detached and outlives us by design.
+  child.unref()
+
+  const running = decodeShellRun({ ...draft, pid, startedAt: new Date().toISOString() })
+  if (E.isLeft(running)) {
+    killGroup(pid)
+    return E.left(shellRunNotRecorded(running.left, 'stopped'))
+  }
+  try {
+    await context.shellRuns.record(running.right)
+  } catch (cause) {
+    killGroup(pid)
+    return E.left(shellRunNotRecorded(cause instanceof Error ? cause.message : String(cause), 'stopped'))
+  }
+
+  const timer = timeoutMs === undefined ? undefined : setTimeout(() => killGroup(pid), timeoutMs)
+  timer?.unref()
+  // Chained after the running record, so the final record can never be overwritten by it.
+  void exited
+    .then(async ({ code, signal }) => {
+      clearTimeout(timer)
+      const ended = decodeShellRun({
+        ...running.right,
+        status: finalStatus(code, signal),
+        endedAt: new Date().toISOString(),
+        exitCode: code,
+      })
+      if (E.isRight(ended)) await context.shellRuns.record(ended.right)
+    })
+    // Best effort: a record left `running` is turned into `failed` by startup recovery once the pid is gone.
+    .catch(() => undefined)
+
+  const result: BackgroundShellResult = { shellRunId, pid }
+  return E.right({ result, isError: false })
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Builds the `shell` tool.
+ * @category constructors
+ */
+export const makeShellTool = (): Tool =>
+  defineTool(
+    {
+      name: 'shell',
+      description:
+        'Run a command with /bin/sh in the workspace root. Foreground (default): waits, returns exit code, ' +
+        'stdout and stderr, and stops anything the command left running. background: true starts it ' +
+        'detached and returns its shellRunId and pid at once.',
+      parameters: {
+        type: 'object',
+        properties: {
+          command: { type: 'string', description: 'The command line, run as /bin/sh -c command.' },
+          background: { type: 'boolean', description: 'Start detached and return at once (default false).' },
+          timeoutMs: {
+            type: 'integer',
+            minimum: 1,
+            maximum: SHELL_MAX_TIMEOUT_MS,
+            description: `Kill the command after this many ms (foreground default ${SHELL_DEFAULT_TIMEOUT_MS}; background: none).`,
+          },
+        },
+        required: ['command'],
+        additionalProperties: false,
+      },
+      mutates: true,
+    },
+    async (args, context) => {
+      const parsed = decodeArgs(args)
+      if (E.isLeft(parsed)) return parsed
+      const root = await resolveInsideWorkspace(context.cwd, '.')
+      if (E.isLeft(root)) return root
+      const { command, background, timeoutMs } = parsed.right
+      return background === true
+        ? runBackground(command, root.right, timeoutMs, context)
+        : runForeground(command, root.right, timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, context.signal)
+    },
+  )

@@ -1,0 +1,65 @@
+/**
+ * `write_file`: creates or replaces one file inside the workspace, creating its parent folders.
+ */
+import { constants } from 'node:fs'
+import { mkdir, writeFile } from 'node:fs/promises'
+import * as nodePath from 'node:path'
+import * as E from 'fp-ts/lib/Either.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import { defineTool } from './defineTool.js'
+import { resolveInsideWorkspace, workspaceRelative } from './resolveInsideWorkspace.js'
+import type { Tool } from './Tool.js'
+import { argumentsObject, requiredString } from './ToolArguments.js'
+import { fileSystemFailed } from './ToolFailure.js'
+
+// O_NOFOLLOW: the path was resolved through its links already, so a link appearing since is refused
+// rather than written through.
+const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
+
+/**
+ * Builds the `write_file` tool.
+ * @category constructors
+ */
+export const makeWriteFileTool = (): Tool =>
+  defineTool(
+    {
+      name: 'write_file',
+      description: 'Create or overwrite a text file inside the workspace; missing parent folders are created.',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string', description: 'File path, relative to the workspace root.' },
+          content: { type: 'string', description: 'The complete new content of the file.' },
+        },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
+      mutates: true,
+    },
+    async (args, context) => {
+      const parsed = pipe(
+        argumentsObject('write_file', args, ['path', 'content']),
+        E.flatMap((a) =>
+          pipe(
+            E.Do,
+            E.apS('path', requiredString(a, 'path', { nonEmpty: true })),
+            E.apS('content', requiredString(a, 'content', { nonEmpty: false })),
+          ),
+        ),
+      )
+      if (E.isLeft(parsed)) return parsed
+      const { path, content } = parsed.right
+      const resolved = await resolveInsideWorkspace(context.cwd, path)
+      if (E.isLeft(resolved)) return resolved
+      try {
+        await mkdir(nodePath.dirname(resolved.right), { recursive: true })
+        await writeFile(resolved.right, content, { flag: WRITE_FLAGS })
+      } catch (cause) {
+        return E.left(fileSystemFailed('write', path, cause))
+      }
+      return E.right({
+        result: { path: await workspaceRelative(context.cwd, resolved.right), bytes: Buffer.byteLength(content) },
+        isError: false,
+      })
+    },
+  )

@@ -1,0 +1,67 @@
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import * as path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { becomesGone, givenWorkspaceUnsafe, isRunning, processGroupOf, type Workspace } from './givenWorkspace.js'
+
+const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist/index.js')
+
+// Plain node, not vitest: `fp-ts/function`-style imports pass vitest but crash node on built output,
+// and only a separate process can show that a background command outlives the caller.
+const script = `
+import { builtinTools, makeToolRegistry } from ${JSON.stringify(dist)}
+const registry = makeToolRegistry(builtinTools())
+const records = []
+const context = {
+  sessionId: 'session-1', runId: 'run-1', cwd: process.argv[1], toolCallId: 'call-1',
+  shellRuns: { record: async (run) => { records.push(run) } },
+}
+const outcome = await registry.get('shell').run({ command: 'sleep 30', background: true }, context)
+console.log(JSON.stringify({ names: registry.names(), outcome, records }))
+`
+
+const runNode = (cwd: string): Promise<{ stdout: string; ms: number }> =>
+  new Promise((resolve, reject) => {
+    const started = Date.now()
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script, cwd],
+      { timeout: 10_000 },
+      (error, stdout, stderr) =>
+        error === null ? resolve({ stdout, ms: Date.now() - started }) : reject(new Error(stderr)),
+    )
+  })
+
+describe.skipIf(!existsSync(dist))('built output', () => {
+  let ws: Workspace
+  beforeEach(async () => {
+    ws = await givenWorkspaceUnsafe()
+  })
+  afterEach(async () => {
+    await ws.cleanup()
+  })
+
+  describe('when plain node imports dist and starts a background command', () => {
+    it('exits at once, leaving the detached command running on its own', async () => {
+      const { stdout, ms } = await runNode(ws.root)
+      const { names, outcome, records } = JSON.parse(stdout) as {
+        names: ReadonlyArray<string>
+        outcome: { result: { pid: number }; isError: boolean }
+        records: ReadonlyArray<{ status: string; pid: number }>
+      }
+      const { pid } = outcome.result
+      ws.track(pid)
+      expect(names).toEqual(['list_dir', 'read_file', 'shell', 'write_file'])
+      expect(outcome.isError).toBe(false)
+      expect(records).toEqual([expect.objectContaining({ status: 'running', pid })])
+      // The caller did not wait 30 s for its unref'd child…
+      expect(ms).toBeLessThan(5000)
+      // …and the child survived the caller's exit, in its own process group.
+      expect(await isRunning(pid)).toBe(true)
+      expect(await processGroupOf(pid)).toBe(pid)
+      process.kill(-pid, 'SIGKILL')
+      expect(await becomesGone(pid)).toBe(true)
+    })
+  })
+})
