@@ -18,6 +18,16 @@ export PATH="$tools/node_modules/.bin:$PATH"
 node_prefix="$(dirname "$(dirname "$(command -v node)")")"
 if [ -f "$node_prefix/include/node/node.h" ]; then export npm_config_nodedir="$node_prefix"; fi
 
+# The TUI tests drive the real terminal UI through a pseudo-terminal with tmux (Debian's package).
+if ! command -v tmux >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "› installing tmux (apt)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  else
+    echo "! tmux is missing: install it (apt-get install tmux) to run the terminal UI tests" >&2
+  fi
+fi
+
 export TURBO_TELEMETRY_DISABLED=1
 echo "› pnpm install --frozen-lockfile"
 pnpm install --frozen-lockfile --reporter=silent
