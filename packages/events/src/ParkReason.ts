@@ -15,7 +15,8 @@ export const ParkReasonSentences = {
   /** Another live process owns the session (`owner.lock`). */
   session_owner_alive: 'Another running process owns this session; resume it there or wait for it to exit.',
   /** The host could not observe the facts a plan needs (cwd, workspace, tools, background work). */
-  safety_observation_unavailable: 'The host could not check the workspace, tools or background work, so resuming is not safe.',
+  safety_observation_unavailable:
+    'The host could not check the workspace, tools or background work, so resuming is not safe.',
   /** The source `run.json` is missing or invalid. */
   source_run_unreadable: 'The interrupted run’s header is missing or unreadable.',
   /** The source header has no recorded workspace identity. */
@@ -29,7 +30,8 @@ export const ParkReasonSentences = {
   /** The ledger's length differs from the expected high-water. */
   runtime_offset_mismatch: 'The ledger’s length differs from the recorded checkpoint or expected position.',
   /** A tool call has no committed outcome: its side effect may or may not have happened. */
-  dangling_tool_state: 'A tool call was interrupted before its result was recorded; it may or may not have taken effect.',
+  dangling_tool_state:
+    'A tool call was interrupted before its result was recorded; it may or may not have taken effect.',
   /** A permission request has no recorded decision. */
   pending_permission: 'A permission request was never answered.',
   /** The ledger holds no event. */

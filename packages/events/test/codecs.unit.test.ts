@@ -116,7 +116,12 @@ describe('RuntimeEvent', () => {
     it('builds an initial user event that decodes', () => {
       const row = makeInitialUserEvent(identity, stamp, 'do it')
       expect(E.isRight(decodeRuntimeEvent(row))).toBe(true)
-      expect(row).toMatchObject({ role: 'user', author: 'user', partial: false, content: { kind: 'text', text: 'do it' } })
+      expect(row).toMatchObject({
+        role: 'user',
+        author: 'user',
+        partial: false,
+        content: { kind: 'text', text: 'do it' },
+      })
     })
 
     it('builds a continuation-start event with the four source refs and no content or status', () => {
@@ -130,7 +135,12 @@ describe('RuntimeEvent', () => {
       expect(row.content).toBeUndefined()
       expect(row.status).toBeUndefined()
       expect(row.actions).toEqual({ stateDelta: { continuationStart: true } })
-      expect(row.refs).toEqual({ sourceInvocationId: 'i0', sourceRunId: 'r0', sourceTurnId: 't0', sourceRuntimeEventHighWater: 4 })
+      expect(row.refs).toEqual({
+        sourceInvocationId: 'i0',
+        sourceRunId: 'r0',
+        sourceTurnId: 't0',
+        sourceRuntimeEventHighWater: 4,
+      })
     })
 
     it('builds a failed terminal carrying the failure class as code and in stateDelta', () => {

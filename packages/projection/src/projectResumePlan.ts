@@ -109,10 +109,7 @@ const isComplete = (op: MutableOperation | undefined): boolean =>
  * Projects a committed prefix into a ResumePlan. Same input, deep-equal output.
  * @category constructors
  */
-export const projectResumePlan = (
-  events: ReadonlyArray<RuntimeEvent>,
-  options: ProjectionOptions = {},
-): ResumePlan => {
+export const projectResumePlan = (events: ReadonlyArray<RuntimeEvent>, options: ProjectionOptions = {}): ResumePlan => {
   const diagnostics: Array<ProjectionDiagnostic> = []
   const expected = options.expectedRuntimeEventHighWater
   if (expected !== undefined && expected !== events.length) {

@@ -138,7 +138,11 @@ describe('projectResumePlan', () => {
 
     it('records call id, name, args, event ids and isError of an operation', () => {
       const l = b()
-      const events = [l.userText('hi'), l.functionCall('c1', 'shell', { cmd: 'ls' }), l.functionResponse('c1', 'shell', 'x', true)]
+      const events = [
+        l.userText('hi'),
+        l.functionCall('c1', 'shell', { cmd: 'ls' }),
+        l.functionResponse('c1', 'shell', 'x', true),
+      ]
       expect(projectResumePlan(events).operations).toEqual([
         {
           toolCallId: 'c1',
@@ -188,7 +192,9 @@ describe('projectResumePlan', () => {
 
     it('accepts a prefix of exactly that length', () => {
       const l = b()
-      givenLedger([l.userText('hi')]).whenProjecting({ expectedRuntimeEventHighWater: 1 }).thenDisposition('safe_replay')
+      givenLedger([l.userText('hi')])
+        .whenProjecting({ expectedRuntimeEventHighWater: 1 })
+        .thenDisposition('safe_replay')
     })
 
     it('orders runtime_offset_mismatch before dangling_tool_state, deduplicated', () => {
@@ -233,7 +239,9 @@ describe('projectResumePlan', () => {
         sourceTurnId: 't0' as never,
         sourceRuntimeEventHighWater: 3 as never,
       })
-      givenLedger([start, l.modelText('done')]).whenProjecting().thenReplayIds(['run-1-e1', 'run-1-e2'])
+      givenLedger([start, l.modelText('done')])
+        .whenProjecting()
+        .thenReplayIds(['run-1-e1', 'run-1-e2'])
     })
   })
 
