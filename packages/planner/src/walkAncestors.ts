@@ -7,7 +7,7 @@
  * fact its header promises. Rows owned by another run are collected for early exit 8, which is
  * judged only once the whole chain proved readable.
  */
-import { type AgentRun, type ContinuationSource, type RuntimeEvent, isContinuationStartEvent } from '@maka/events'
+import { type AgentRun, type ContinuationSource, type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import { type ParkFindings, park } from './ParkFinding.js'
@@ -93,7 +93,10 @@ const toLookup = (ancestors: Ancestors | undefined): AncestorLookup => {
 
 /**
  * Early exit 7 for one run: a continuation's ledger must open with the continuation-start fact
- * whose refs equal its header's `continuationSource`.
+ * whose refs equal its header's `continuationSource` — unless the run provably never started: a
+ * ledger holding nothing but terminal facts (a claim recovery closed, or a crash before the start
+ * row was durable). The provider is called only after that row is durable, so such a run called
+ * no model and ran no tool; its history is exactly its source's.
  * @category gates
  */
 export const opensWithContinuationStart = (
@@ -102,6 +105,7 @@ export const opensWithContinuationStart = (
 ): E.Either<ParkFindings, void> => {
   const source = header.continuationSource
   if (source === undefined) return E.right(undefined)
+  if (events.length > 0 && events.every(isTerminalEvent)) return E.right(undefined)
   const first = events[0]
   const refs = first?.refs
   const matches =

@@ -478,6 +478,35 @@ describe('planContinuation', () => {
         .thenDetail('runtime_ledger_unreadable', { reason: 'continuation_start_missing', runId: 'run-c1' })
     })
 
+    it('continues past a continuation that never started (only its terminal fact), replaying its source', () => {
+      const [root, child] = chainOf(1)
+      const l = builderFor(child!.header)
+      const closed = l.terminal({
+        status: 'failed',
+        failureClass: 'continuation_abandoned_before_start',
+        message: 'never started',
+      })
+      const { plan } = givenLedger([closed], { source: child!.header, ancestors: asAncestors([root!]) })
+        .whenPlanning()
+        .thenContinues()
+      const rootReplayIds = root!.events.map((e) => e.id)
+      expect(plan.continuation?.runtimeContext.map((e) => e.id)).toEqual([...rootReplayIds, closed.id])
+      expect(plan.continuation?.sourceRuntimeContext.map((e) => e.id)).toEqual([closed.id])
+      expect(plan.sourceRuntimeEventHighWater).toBe(1)
+    })
+
+    it('still parks a continuation without its start fact once it holds anything but terminal facts', () => {
+      const [root, child] = chainOf(1)
+      const l = builderFor(child!.header)
+      givenLedger([l.modelText('answered without a start fact'), l.terminal()], {
+        source: child!.header,
+        ancestors: asAncestors([root!]),
+      })
+        .whenPlanning()
+        .thenParks(['runtime_ledger_unreadable'])
+        .thenDetail('runtime_ledger_unreadable', { reason: 'continuation_start_missing', runId: 'run-c1' })
+    })
+
     it('parks a continuation-start fact whose refs differ from the header', () => {
       const [root, child] = chainOf(1)
       const l = builderFor(child!.header)
