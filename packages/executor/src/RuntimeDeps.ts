@@ -34,14 +34,24 @@ export type CrashPoint =
  * @category models
  */
 export type LifecycleEvent =
-  | { readonly type: 'plan_approved'; readonly sessionId: string; readonly sourceRunId: string; readonly targetRunId: string }
+  | {
+      readonly type: 'plan_approved'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+    }
   | {
       readonly type: 'plan_parked'
       readonly sessionId: string
       readonly sourceRunId: string | null
       readonly rejectionReasons: ReadonlyArray<string>
     }
-  | { readonly type: 'execution_started'; readonly sessionId: string; readonly sourceRunId: string; readonly targetRunId: string }
+  | {
+      readonly type: 'execution_started'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+    }
   | {
       readonly type: 'execution_completed'
       readonly sessionId: string
@@ -112,4 +122,4 @@ export interface RuntimeDeps {
  * Why an execution was refused before anything was written.
  * @category models
  */
-export type ContinuationRejectionCode = ExecutionRejection | 'session_owner_alive'
+export type ContinuationRejectionCode = ExecutionRejection | 'session_owner_alive' | 'resume_feature_disabled'

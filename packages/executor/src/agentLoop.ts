@@ -16,8 +16,7 @@ import * as E from 'fp-ts/lib/Either.js'
  * @category models
  */
 export type LoopOutcome =
-  | { readonly _tag: 'Completed' }
-  | { readonly _tag: 'Failed'; readonly failureClass: string; readonly message: string }
+  { readonly _tag: 'Completed' } | { readonly _tag: 'Failed'; readonly failureClass: string; readonly message: string }
 
 /**
  * Everything one loop needs.
@@ -141,7 +140,8 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
     try {
       result = await runStep(input)
     } catch (error) {
-      const message = error instanceof ProviderError ? `The model call failed (${error.code}).` : 'The model call failed.'
+      const message =
+        error instanceof ProviderError ? `The model call failed (${error.code}).` : 'The model call failed.'
       return { _tag: 'Failed', failureClass: 'provider_error', message }
     }
     const usage = result.usage
@@ -153,7 +153,14 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
         content: { kind: 'text', text: result.text },
         ...(usage === null
           ? {}
-          : { actions: { tokenUsage: { input: Math.max(0, Math.round(usage.input)) as NonNegativeInt, output: Math.max(0, Math.round(usage.output)) as NonNegativeInt } } }),
+          : {
+              actions: {
+                tokenUsage: {
+                  input: Math.max(0, Math.round(usage.input)) as NonNegativeInt,
+                  output: Math.max(0, Math.round(usage.output)) as NonNegativeInt,
+                },
+              },
+            }),
       })
     }
     if (result.toolCalls.length === 0) return { _tag: 'Completed' }
@@ -161,7 +168,12 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       await writer.append({
         role: 'model',
         author: 'agent',
-        content: { kind: 'function_call', id: call.id as NonEmptyString, name: call.name as NonEmptyString, args: call.args },
+        content: {
+          kind: 'function_call',
+          id: call.id as NonEmptyString,
+          name: call.name as NonEmptyString,
+          args: call.args,
+        },
         refs: { toolCallId: call.id },
       })
     }
@@ -191,5 +203,9 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       await input.crashPoint('after_tool_response')
     }
   }
-  return { _tag: 'Failed', failureClass: 'runtime_error', message: `The model did not finish within ${input.maxModelSteps} steps.` }
+  return {
+    _tag: 'Failed',
+    failureClass: 'runtime_error',
+    message: `The model did not finish within ${input.maxModelSteps} steps.`,
+  }
 }

@@ -32,8 +32,16 @@ export interface RecoveryLedger {
 export type RunRecoveryDecision =
   | { readonly _tag: 'Consistent' }
   | { readonly _tag: 'RepairHeader'; readonly header: AgentRun }
-  | { readonly _tag: 'AppendTerminal'; readonly event: RuntimeEvent; readonly header: AgentRun; readonly failureClass: string }
-  | { readonly _tag: 'LeaveUntouched'; readonly reason: 'ledger_unreadable' | 'ambiguous_terminal' | 'identity_mismatch' }
+  | {
+      readonly _tag: 'AppendTerminal'
+      readonly event: RuntimeEvent
+      readonly header: AgentRun
+      readonly failureClass: string
+    }
+  | {
+      readonly _tag: 'LeaveUntouched'
+      readonly reason: 'ledger_unreadable' | 'ambiguous_terminal' | 'identity_mismatch'
+    }
 
 /**
  * Time and a fresh event id, given as data so the decider stays pure.
@@ -83,7 +91,11 @@ const recoveredTerminal = (
  * Decides the repair of one run. Idempotent: a run it repaired decides `Consistent` next time.
  * @category constructors
  */
-export const decideRunRecovery = (header: AgentRun, ledger: RecoveryLedger, stamp: RecoveryStamp): RunRecoveryDecision => {
+export const decideRunRecovery = (
+  header: AgentRun,
+  ledger: RecoveryLedger,
+  stamp: RecoveryStamp,
+): RunRecoveryDecision => {
   if (ledger.problem !== null) {
     return {
       _tag: 'LeaveUntouched',
@@ -123,7 +135,11 @@ export const decideRunRecovery = (header: AgentRun, ledger: RecoveryLedger, stam
  */
 export const abandonedTargetHeader = (
   claim: ContinuationClaim,
-  source: { readonly cwd: AgentRun['cwd']; readonly providerId: AgentRun['providerId']; readonly modelId: AgentRun['modelId'] },
+  source: {
+    readonly cwd: AgentRun['cwd']
+    readonly providerId: AgentRun['providerId']
+    readonly modelId: AgentRun['modelId']
+  },
   now: IsoTimestamp,
 ): AgentRun => ({
   runId: claim.targetRunId,

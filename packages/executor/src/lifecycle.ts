@@ -12,8 +12,8 @@ export const emitSafely = (sink: LifecycleSink | undefined, event: LifecycleEven
   if (sink === undefined) return
   try {
     const pending = sink.emit(event)
-    if (pending !== undefined && typeof (pending).catch === 'function') {
-      ;(pending).catch(() => undefined)
+    if (pending !== undefined && typeof pending.catch === 'function') {
+      pending.catch(() => undefined)
     }
   } catch {
     // Telemetry is best-effort by contract.

@@ -181,7 +181,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
   const planner = makeRuntimeContinuationPlanner({
     store: plannerStorePort(stores),
     host: plannerHostPort(stores, deps.inspector),
-    ids: { newContinuationIds: () => ({ invocationId: newId('invocation'), runId: newId('run'), turnId: newId('turn') }) },
+    ids: {
+      newContinuationIds: () => ({ invocationId: newId('invocation'), runId: newId('run'), turnId: newId('turn') }),
+    },
     safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
   })
 
@@ -305,9 +307,15 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
     const created = await stores.runs.create(header)()
     if (E.isLeft(created)) return { _tag: 'Refused', code: 'store_failed', message: describeStoreError(created.left) }
-    await crashPoint(runId)('after_run_created')
-    const writer = makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+    const writer = makeRunWriter({
+      stores,
+      header,
+      rowsBefore: 0,
+      clock,
+      ...(deps.observer ? { observer: deps.observer } : {}),
+    })
     try {
+      await crashPoint(runId)('after_run_created')
       await writer.appendRow(makeInitialUserEvent(header, writer.stamp(), request.prompt), { durable: true })
       await crashPoint(runId)('after_initial_user_committed')
       await writer.setStatus('running')
@@ -367,17 +375,22 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     _tag: 'Rejected',
     codes,
     messages: codes.map((code) =>
-      code === 'session_owner_alive' ? describeParkReason(code) : ExecutionRejectionSentences[code],
+      code === 'session_owner_alive' || code === 'resume_feature_disabled'
+        ? describeParkReason(code)
+        : ExecutionRejectionSentences[code],
     ),
   })
 
   const execute = async (approved: ContinuationPlan): Promise<ContinuationResult> => {
     const c = approved.continuation
     if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
+    // A plan made elsewhere is not a licence: without the flag nothing is executed.
+    if (!deps.safeBoundaryResumeEnabled) return reject(['resume_feature_disabled'])
     const boundaryKey = `${c.sessionId}/${c.sourceRunId}@${c.sourceRuntimeEventHighWater}`
     const sessionKey = `${c.sessionId}/*`
-    if (activeRunId !== null) return reject(['another_run_active'])
+    // A second claim of the same session is named as such; any other active run is just busy.
     if (inflight.has(boundaryKey) || inflight.has(sessionKey)) return reject(['continuation_in_progress'])
+    if (activeRunId !== null) return reject(['another_run_active'])
     inflight.add(boundaryKey)
     inflight.add(sessionKey)
     activeRunId = c.runId
@@ -489,7 +502,11 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       targetTurnId: header.turnId,
       claimedAt: createdAt,
     }
-    const failed = (stage: 'claim' | 'continuation_start' | 'run', errorClass: string, message: string): ContinuationResult => {
+    const failed = (
+      stage: 'claim' | 'continuation_start' | 'run',
+      errorClass: string,
+      message: string,
+    ): ContinuationResult => {
       emitSafely(deps.sink, {
         type: 'execution_failed',
         sessionId: c.sessionId,
@@ -503,21 +520,49 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     // The durable claim: the boundary file, then the target header, before any provider call.
     const claimed = await stores.claims.claimBoundary(claim, header)()
     if (E.isLeft(claimed)) {
-      if (claimed.left._tag === 'ClaimConflict') return reject(['continuation_claim_conflict'])
-      if (claimed.left._tag === 'RunAlreadyExists') return reject(['target_run_conflict'])
-      return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left))
+      const conflict: ContinuationRejectionCode | null =
+        claimed.left._tag === 'ClaimConflict'
+          ? 'continuation_claim_conflict'
+          : claimed.left._tag === 'RunAlreadyExists'
+            ? 'target_run_conflict'
+            : null
+      if (conflict === null) return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left))
+      // Reported like the same code found by revalidation: a lost claim race is a refused execution too.
+      emitSafely(deps.sink, {
+        type: 'execution_failed',
+        sessionId: c.sessionId,
+        sourceRunId: c.sourceRunId,
+        targetRunId: c.runId,
+        errorClass: conflict,
+      })
+      return reject([conflict])
     }
     await crashPoint(c.runId)('after_run_created')
 
-    const writer = makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+    const writer = makeRunWriter({
+      stores,
+      header,
+      rowsBefore: 0,
+      clock,
+      ...(deps.observer ? { observer: deps.observer } : {}),
+    })
     try {
       await writer.appendRow(makeContinuationStartEvent(header, writer.stamp(), continuationSource), { durable: true })
     } catch (error) {
       // Fail closed: no provider call, no terminal header; recovery closes the target later.
-      return failed('continuation_start', errorClassOf(error), 'The continuation-start event could not be made durable.')
+      return failed(
+        'continuation_start',
+        errorClassOf(error),
+        'The continuation-start event could not be made durable.',
+      )
     }
     await crashPoint(c.runId)('after_continuation_start_committed')
-    emitSafely(deps.sink, { type: 'execution_started', sessionId: c.sessionId, sourceRunId: c.sourceRunId, targetRunId: c.runId })
+    emitSafely(deps.sink, {
+      type: 'execution_started',
+      sessionId: c.sessionId,
+      sourceRunId: c.sourceRunId,
+      targetRunId: c.runId,
+    })
     try {
       await writer.setStatus('running')
       const outcome = await runAgentLoop({
@@ -561,7 +606,11 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
       }
     } catch (error) {
-      return failed('run', errorClassOf(error), 'The continuation stopped before it could finish; recovery will close it.')
+      return failed(
+        'run',
+        errorClassOf(error),
+        'The continuation stopped before it could finish; recovery will close it.',
+      )
     }
   }
 
@@ -635,16 +684,35 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       const session = await run(stores.sessions.read(sessionId))
       const basis = E.isRight(source)
         ? source.right
-        : { cwd: (E.isRight(session) ? session.right.cwd : '/') as AgentRun['cwd'], providerId: 'unknown' as NonEmptyString, modelId: 'unknown' as NonEmptyString }
+        : {
+            cwd: (E.isRight(session) ? session.right.cwd : '/') as AgentRun['cwd'],
+            providerId: 'unknown' as NonEmptyString,
+            modelId: 'unknown' as NonEmptyString,
+          }
       const header = abandonedTargetHeader(claim, basis, nowIso())
       const created = await run(stores.runs.create(header))
       if (E.isLeft(created)) {
-        actions.push({ sessionId, runId: claim.targetRunId, action: 'left_untouched', detail: `target header: ${created.left._tag}` })
+        actions.push({
+          sessionId,
+          runId: claim.targetRunId,
+          action: 'left_untouched',
+          detail: `target header: ${created.left._tag}`,
+        })
         continue
       }
       const closing = abandonedTerminal(header, { now: nowIso(), ts: clock().getTime(), eventId: `${header.runId}-e1` })
       const appended = await run(stores.events.append(sessionId, header.runId, closing.event, { durable: true }))
-      if (E.isRight(appended)) await run(stores.runs.update(closing.header, { durable: true }))
+      if (E.isLeft(appended)) {
+        // The target now exists but is not closed: say so (recovery of runs closes it later).
+        actions.push({
+          sessionId,
+          runId: claim.targetRunId,
+          action: 'left_untouched',
+          detail: `target terminal event: ${appended.left._tag}`,
+        })
+        continue
+      }
+      await run(stores.runs.update(closing.header, { durable: true }))
       actions.push({
         sessionId,
         runId: claim.targetRunId,
@@ -662,13 +730,22 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
     for (const entry of runs.right) {
       if (!('header' in entry)) {
-        actions.push({ sessionId, runId: entry.runId, action: 'left_untouched', detail: 'run.json is unreadable' })
+        const detail =
+          entry.error._tag === 'NotFound'
+            ? 'run.json was never created (a run create that did not complete); the folder is kept'
+            : 'run.json is unreadable'
+        actions.push({ sessionId, runId: entry.runId, action: 'left_untouched', detail })
         continue
       }
       const header = entry.header
       const ledger = await run(stores.events.read(sessionId, header.runId))
       if (E.isLeft(ledger)) {
-        actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: `ledger: ${ledger.left._tag}` })
+        actions.push({
+          sessionId,
+          runId: header.runId,
+          action: 'left_untouched',
+          detail: `ledger: ${ledger.left._tag}`,
+        })
         continue
       }
       const decision = decideRunRecovery(header, ledger.right, {
@@ -707,7 +784,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
           actions.push({
             sessionId,
             runId: header.runId,
-            action: decision.failureClass === 'missing_terminal_event' ? 'missing_terminal_event' : 'recovered_terminal',
+            action:
+              decision.failureClass === 'missing_terminal_event' ? 'missing_terminal_event' : 'recovered_terminal',
             detail: `closed as failed (${decision.failureClass})`,
           })
           break

@@ -64,5 +64,12 @@ export const sessionStatePort = (stores: FileStores): SessionStatePort => ({
       stores.shellRuns.list(sessionId),
       TE.map((entries) => entries.map((entry) => ('shellRun' in entry ? entry.shellRun : entry))),
     ),
-  listRuns: (sessionId) => stores.runs.list(sessionId),
+  // A run folder without run.json is a create that never completed (the header is linked last):
+  // that run never existed, so it cannot be an unsettled operation. Any other unreadable header
+  // stays in the list and fails the observation closed.
+  listRuns: (sessionId) =>
+    pipe(
+      stores.runs.list(sessionId),
+      TE.map((entries) => entries.filter((entry) => !('error' in entry) || entry.error._tag !== 'NotFound')),
+    ),
 })

@@ -92,7 +92,11 @@ export const jsonEqual = (a: unknown, b: unknown): boolean => {
   )
 }
 
-const terminalIsIntact = (header: AgentRun, events: ReadonlyArray<RuntimeEvent>, planned: ReadonlyArray<RuntimeEvent>) => {
+const terminalIsIntact = (
+  header: AgentRun,
+  events: ReadonlyArray<RuntimeEvent>,
+  planned: ReadonlyArray<RuntimeEvent>,
+) => {
   const terminals = events.filter(isTerminalEvent)
   const terminal = terminals[0]
   if (terminals.length !== 1 || terminal === undefined || !isTerminalRunStatus(header.status)) return false
@@ -104,7 +108,10 @@ const terminalIsIntact = (header: AgentRun, events: ReadonlyArray<RuntimeEvent>,
  * Compares an approved plan with what is true now; returns every rejection, in the spec's order.
  * @category gates
  */
-export const revalidate = (plan: ApprovedContinuation, now: RevalidationObservation): ReadonlyArray<ExecutionRejection> => {
+export const revalidate = (
+  plan: ApprovedContinuation,
+  now: RevalidationObservation,
+): ReadonlyArray<ExecutionRejection> => {
   const found = new Set<ExecutionRejection>()
   const { sourceHeader: header, ledger, facts } = now
 
