@@ -7,7 +7,7 @@ import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
 import { type ModelProvider, ProviderError, materializeHistory } from '@maka/providers'
 import type { Tool, ToolOutcome } from '@maka/tools'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
-import type { RunWriter } from './runWriter.js'
+import { notifyObserver, type RunWriter } from './runWriter.js'
 import type { FileStores } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 
@@ -54,7 +54,7 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
     switch (chunk.type) {
       case 'text_delta':
         text += chunk.text
-        input.observer?.onTextDelta?.(input.writer.header().runId, chunk.text)
+        notifyObserver(() => input.observer?.onTextDelta?.(input.writer.header().runId, chunk.text))
         break
       case 'tool_call':
         toolCalls.push({ id: chunk.id, name: chunk.name, args: chunk.args })
@@ -106,9 +106,11 @@ const authorise = async (input: LoopInput, tool: Tool, toolCallId: string): Prom
       await writer.setStatus('running')
     }
   }
+  // A decision is a system fact, never a user message; `author` says who decided (the person under
+  // `ask`, the configured mode otherwise).
   await writer.append({
-    role: 'user',
-    author: 'user',
+    role: 'system',
+    author: input.permissionMode === 'ask' && input.askPermission !== undefined ? 'user' : 'system',
     actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
   })
   return decision

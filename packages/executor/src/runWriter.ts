@@ -52,6 +52,18 @@ export interface RunWriter {
   setStatus(status: RunStatus, extra?: Partial<AgentRun>, options?: { readonly durable?: boolean }): Promise<void>
 }
 
+/**
+ * Calls a host's observer; a throwing observer is a UI bug and must never end a run.
+ * @category constructors
+ */
+export const notifyObserver = (notify: () => void): void => {
+  try {
+    notify()
+  } catch {
+    // The ledger, not the UI, is the record of the run.
+  }
+}
+
 const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreError, A>>): Promise<A> => {
   const result = await task()
   if (E.isLeft(result)) throw new RunWriteError(operation, result.left)
@@ -84,7 +96,7 @@ export const makeRunWriter = (deps: {
     rows += 1
     committed.push(row)
     if (isTerminalEvent(row)) terminated = true
-    deps.observer?.onEvent?.(row)
+    notifyObserver(() => deps.observer?.onEvent?.(row))
     return row
   }
 

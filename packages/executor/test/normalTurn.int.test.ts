@@ -104,6 +104,20 @@ describe('runTurn', () => {
       expect(seen).toEqual(await w.ledger(result.sessionId, result.runId))
       expect(deltas.join('')).toBe('one two three')
     })
+
+    it('finishes the run even when the observer throws on every call', async () => {
+      const w = await world()
+      w.script([{ toolCall: { name: 'count' } }, { text: 'done' }])
+      const boom = () => {
+        throw new Error('ui bug')
+      }
+
+      const result = await w
+        .runtimeWith({ observer: { onEvent: boom, onTextDelta: boom } })
+        .runTurn({ cwd: w.workspace, prompt: 'count' })
+
+      expect(result).toMatchObject({ _tag: 'Finished', status: 'completed' })
+    })
   })
 
   describe('when the model never stops calling tools', () => {
@@ -144,6 +158,8 @@ describe('runTurn', () => {
         toolCallId,
       })
       expect(rows[3]?.actions?.permissionDecision).toEqual({ requestId: `perm-${toolCallId}`, decision: 'allow' })
+      // A decision is a system fact (the mode decided), never a user message.
+      expect(rows[3]).toMatchObject({ role: 'system', author: 'system' })
       expect(rows[4]?.content).toEqual({
         kind: 'function_response',
         id: toolCallId,
@@ -194,6 +210,10 @@ describe('runTurn', () => {
       expect(rows.find((r) => r.actions?.permissionDecision !== undefined)?.actions?.permissionDecision).toEqual({
         requestId: questions[0]?.question.requestId,
         decision: 'allow',
+      })
+      expect(rows.find((r) => r.actions?.permissionDecision !== undefined)).toMatchObject({
+        role: 'system',
+        author: 'user',
       })
       expect(w.runsOf('mutate')).toBe(1)
       expect((await w.header(result.sessionId, result.runId)).status).toBe('completed')

@@ -4,7 +4,8 @@
  * (no SDK retries, a request timeout and a stall watchdog), and an error never carries the prompt,
  * the response body or the key (the SDK's own messages may quote the body, so they are never used).
  */
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
+import type * as OpenAISdkModule from 'openai'
+import type OpenAI from 'openai'
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -13,6 +14,8 @@ import type {
 } from 'openai/resources/chat/completions'
 import type { ModelProvider, ProviderChunk, ProviderMessage, ProviderRequest, ToolSpec } from './ModelProvider.js'
 import { ProviderError } from './ModelProvider.js'
+
+type OpenAISdk = typeof OpenAISdkModule
 
 /**
  * Options of the OpenAI-compatible provider. `timeoutMs` bounds both the wait for the response and
@@ -39,15 +42,24 @@ export const DEFAULT_PROVIDER_TIMEOUT_MS = 120_000
  */
 export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOptions): ModelProvider => {
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS
-  const client = new OpenAI({
-    baseURL: options.baseUrl,
-    // Local endpoints often need no key, but the SDK refuses to start without one.
-    apiKey: options.apiKey ?? 'unused',
-    timeout: timeoutMs,
-    // A retry would resend the whole prompt and multiply the wait; the run loop decides what to do.
-    maxRetries: 0,
-    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
-  })
+  // The SDK is loaded on the first call only: every host builds providers, few call this one, and
+  // loading it eagerly costs each CLI start a large share of its time.
+  let connection: Promise<{ readonly sdk: OpenAISdk; readonly client: OpenAI }> | undefined
+  const connect = () => {
+    connection ??= import('openai').then((sdk) => ({
+      sdk,
+      client: new sdk.OpenAI({
+        baseURL: options.baseUrl,
+        // Local endpoints often need no key, but the SDK refuses to start without one.
+        apiKey: options.apiKey ?? 'unused',
+        timeout: timeoutMs,
+        // A retry would resend the whole prompt and multiply the wait; the run loop decides what to do.
+        maxRetries: 0,
+        ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+      }),
+    }))
+    return connection
+  }
 
   async function* stream(request: ProviderRequest): AsyncGenerator<ProviderChunk, void, undefined> {
     if (request.signal?.aborted === true) throw abortedError()
@@ -66,11 +78,14 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
         controller.abort()
       }, timeoutMs)
     }
+    let sdk: OpenAISdk | undefined
     const fail = (cause: unknown): ProviderError =>
-      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled })
+      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled }, sdk)
     try {
+      const connected = await connect()
+      sdk = connected.sdk
       armWatchdog()
-      const chunks = await client.chat.completions.create(toRequestBody(options.model, request), {
+      const chunks = await connected.client.chat.completions.create(toRequestBody(options.model, request), {
         signal: controller.signal,
       })
       const toolCalls = new Map<number, PartialToolCall>()
@@ -216,9 +231,12 @@ const abortedError = (): ProviderError => new ProviderError('aborted', 'The mode
 const toProviderError = (
   cause: unknown,
   why: { readonly aborted: boolean; readonly stalled: boolean },
+  sdk: OpenAISdk | undefined,
 ): ProviderError => {
   if (cause instanceof ProviderError) return cause
   if (why.aborted) return abortedError()
+  if (sdk === undefined) return new ProviderError('stream_error', 'The model client could not be loaded.')
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk
   if (why.stalled || cause instanceof APIConnectionTimeoutError) {
     return new ProviderError('timeout', 'The model endpoint did not answer in time.')
   }
