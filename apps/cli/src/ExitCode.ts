@@ -1,0 +1,32 @@
+/**
+ * The exit codes of `maka` (hosts.md). Scripts branch on these, so they are stable: never renumber.
+ */
+
+/**
+ * Every exit code the CLI uses.
+ * @category models
+ */
+export const ExitCode = {
+  /** The command did what was asked: a run completed, a plan continues, a demo behaved. */
+  ok: 0,
+  /** A run or continuation failed, or a demo step did not behave as the contract says. */
+  failed: 1,
+  /** Bad input: unknown option or session, malformed id, unreadable data dir. Nothing was changed. */
+  badInput: 2,
+  /** The planner parked (or execution was rejected): resuming was refused with stable reasons. */
+  parked: 3,
+} as const
+
+/**
+ * An exit code.
+ * @category models
+ */
+export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
+
+/**
+ * Bad input found before anything was touched: printed as one line on stderr, exit 2.
+ * @category errors
+ */
+export class BadInputError extends Error {
+  override readonly name = 'BadInputError'
+}

@@ -1,0 +1,34 @@
+/**
+ * `maka chat [--session ID] [--cwd DIR]`: the interactive TUI. Input is checked here (bad input
+ * exits 2 before the screen opens); the screen itself is loaded lazily. Permission mode `ask` by
+ * default, `allow` with `--yes`. An unknown `--session` id names a new session.
+ */
+import { randomUUID } from 'node:crypto'
+import { BadInputError, type ExitCode } from '../ExitCode.js'
+import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import type { ChatFlags, GlobalFlags } from '../program.js'
+import { readProviderChoice } from '../providerChoice.js'
+import { openDataDir } from './commandContext.js'
+
+/**
+ * Opens the chat screen.
+ * @category constructors
+ */
+export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<ExitCode> => {
+  if (flags.session !== undefined) requireSafeId('session', flags.session)
+  const cwd = await requireDirectory(flags.cwd ?? process.cwd())
+  const { dataDir, verbose } = await openDataDir(globals, 'write')
+  const choice = await readProviderChoice(flags)
+  if (process.stdin.isTTY !== true)
+    throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
+  const { runChat } = await import('../ui/runChat.js')
+  return runChat({
+    dataDir: dataDir.path,
+    sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+    cwd,
+    choice,
+    permissionMode: flags.yes === true ? 'allow' : 'ask',
+    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
+    verbose,
+  })
+}

@@ -1,0 +1,65 @@
+/**
+ * The context most commands start from: the checked data directory, file stores over it for
+ * read-only views, the verbose log, the startup recovery pass and stdout writers.
+ */
+import { makeFileStores, type FileStores } from '@maka/stores'
+import type { Runtime } from '@maka/executor'
+import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
+import type { GlobalFlags } from '../program.js'
+import { recoveryLine } from '../reportLines.js'
+
+/**
+ * The data directory a command works on, checked, with stores over it (stores touch nothing until used).
+ * @category models
+ */
+export interface Workspace {
+  readonly dataDir: DataDir
+  readonly stores: FileStores
+  readonly note: (message: string) => void
+  readonly verbose: boolean
+}
+
+/**
+ * A lifecycle note of the host itself (identities and codes only) when `--verbose` is on.
+ * @category constructors
+ */
+export const verboseNote = (verbose: boolean) => (message: string) => {
+  if (verbose) process.stderr.write(`maka: ${message}\n`)
+}
+
+/**
+ * Resolves and checks the data directory for a read or a write command.
+ * @category constructors
+ */
+export const openDataDir = async (globals: GlobalFlags, mode: 'read' | 'write'): Promise<Workspace> => {
+  const dataDir = await checkDataDir(resolveDataDir(globals.dataDir), mode)
+  const verbose = globals.verbose === true
+  return { dataDir, stores: makeFileStores(dataDir.path), note: verboseNote(verbose), verbose }
+}
+
+/**
+ * Runs the startup recovery pass; repairs go to the verbose log (stdout stays the command's own).
+ * @category constructors
+ */
+export const startupRecovery = async (runtime: Runtime, note: (message: string) => void) => {
+  const report = await runtime.recover()
+  note(`recovery actions=${report.actions.length}`)
+  for (const action of report.actions) note(`recovery ${recoveryLine(action)}`)
+  return report
+}
+
+/**
+ * Writes one line to stdout.
+ * @category constructors
+ */
+export const say = (line: string = ''): void => {
+  process.stdout.write(`${line}\n`)
+}
+
+/**
+ * Writes one JSON object to stdout.
+ * @category constructors
+ */
+export const sayJson = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
+}

@@ -1,0 +1,39 @@
+/**
+ * `maka recover [--json]`: the startup recovery pass over every session without a live owner,
+ * reporting each repair. A data directory that does not exist yet is left uncreated. Exit 0.
+ */
+import type { RecoveryAction } from '@maka/executor'
+import { composeRuntime } from '../composeRuntime.js'
+import { ExitCode } from '../ExitCode.js'
+import type { GlobalFlags, JsonFlag } from '../program.js'
+import { providerForRuns } from '../providerChoice.js'
+import { recoveryLine } from '../reportLines.js'
+import { openDataDir, say, sayJson } from './commandContext.js'
+
+/**
+ * Runs the recovery pass.
+ * @category constructors
+ */
+export const recover = async (flags: JsonFlag, globals: GlobalFlags): Promise<ExitCode> => {
+  const { dataDir, verbose } = await openDataDir(globals, 'read')
+  let actions: ReadonlyArray<RecoveryAction> = []
+  if (dataDir.exists) {
+    const { runtime } = composeRuntime({
+      dataDir: dataDir.path,
+      // Recovery never calls a model; the provider is only there to complete the composition.
+      providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
+      safeBoundaryResumeEnabled: false,
+      permissionMode: 'deny',
+      verbose,
+    })
+    actions = (await runtime.recover()).actions
+  }
+  if (flags.json === true) {
+    sayJson({ dataDir: dataDir.path, actions })
+    return ExitCode.ok
+  }
+  if (actions.length === 0) say('Recovery: nothing to repair.')
+  else say(`Recovery: ${actions.length} action${actions.length === 1 ? '' : 's'}.`)
+  for (const action of actions) say(`- ${recoveryLine(action)}`)
+  return ExitCode.ok
+}

@@ -1,0 +1,42 @@
+/**
+ * `maka resume plan [--session ID] [--run ID] [--json] [--no-recover]`: the startup recovery pass
+ * (unless `--no-recover`), then a dry-run plan: the plan JSON of planner.md with `--json`, else a
+ * summary with the human sentence of every reason. Exit 0 continue, 3 park.
+ */
+import { composeRuntime } from '../composeRuntime.js'
+import { ExitCode } from '../ExitCode.js'
+import { requireRun, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import type { GlobalFlags, ResumePlanFlags } from '../program.js'
+import { providerForRuns } from '../providerChoice.js'
+import { planLines } from '../reportLines.js'
+import { styleForStdout } from '../Style.js'
+import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
+import { pickSession } from './pickSession.js'
+
+/**
+ * Plans without executing.
+ * @category constructors
+ */
+export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): Promise<ExitCode> => {
+  if (flags.session !== undefined) requireSafeId('session', flags.session)
+  if (flags.run !== undefined) requireSafeId('run', flags.run)
+  const workspace = await openDataDir(globals, 'read')
+  const sessionId = await pickSession(workspace, flags.session)
+  if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
+  const { runtime } = composeRuntime({
+    dataDir: workspace.dataDir.path,
+    // Planning never calls a model.
+    providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
+    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
+    permissionMode: 'deny',
+    verbose: workspace.verbose,
+  })
+  if (flags.recover) await startupRecovery(runtime, workspace.note)
+  const plan = await runtime.plan({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
+  if (flags.json === true) sayJson(plan)
+  else {
+    say(`Plan for session ${sessionId}:`)
+    for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+  }
+  return plan.disposition === 'continue' ? ExitCode.ok : ExitCode.parked
+}

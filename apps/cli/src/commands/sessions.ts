@@ -1,0 +1,57 @@
+/**
+ * `maka sessions [--json]`: every session with its latest top-level run and an "interrupted" mark.
+ * Read-only; a data directory that does not exist yet has no sessions. Exit 0.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import { BadInputError, ExitCode } from '../ExitCode.js'
+import type { GlobalFlags, JsonFlag } from '../program.js'
+import { type SessionSummary, listSessionSummaries } from '../sessionCatalog.js'
+import { type Style, styleForStdout } from '../Style.js'
+import { type Workspace, openDataDir, say, sayJson } from './commandContext.js'
+
+/**
+ * The summaries of a checked data directory; an unlistable one is bad input.
+ * @category constructors
+ */
+export const readSummaries = async (workspace: Workspace): Promise<ReadonlyArray<SessionSummary>> => {
+  if (!workspace.dataDir.exists) return []
+  const summaries = await listSessionSummaries(workspace.stores)
+  if (E.isLeft(summaries)) {
+    throw new BadInputError(
+      `The sessions of the data directory ${workspace.dataDir.path} cannot be listed (${summaries.left}).`,
+    )
+  }
+  return summaries.right
+}
+
+/**
+ * One line per session.
+ * @category constructors
+ */
+export const sessionLine = (s: SessionSummary, style: Style): string => {
+  const latest = s.latestRun
+  const status =
+    latest === null
+      ? 'no runs'
+      : `${latest.kind} ${latest.runId} ${latest.status}${latest.failureClass === undefined ? '' : ` (${latest.failureClass})`}`
+  const mark = s.interrupted ? ` ${style.yellow('[interrupted]')}` : s.ownerAlive ? ` ${style.cyan('[running]')}` : ''
+  const where = s.error !== undefined ? `session.json ${s.error}` : `${s.createdAt ?? '?'} ${s.cwd ?? '?'}`
+  return `${style.bold(s.sessionId)}  ${status}${mark}  ${style.dim(`${s.runCount} run${s.runCount === 1 ? '' : 's'}, ${where}`)}`
+}
+
+/**
+ * Lists the sessions.
+ * @category constructors
+ */
+export const sessions = async (flags: JsonFlag, globals: GlobalFlags): Promise<ExitCode> => {
+  const workspace = await openDataDir(globals, 'read')
+  const summaries = await readSummaries(workspace)
+  if (flags.json === true) {
+    sayJson({ dataDir: workspace.dataDir.path, sessions: summaries })
+    return ExitCode.ok
+  }
+  const style = styleForStdout()
+  if (summaries.length === 0) say(`No sessions in ${workspace.dataDir.path}.`)
+  for (const summary of summaries) say(sessionLine(summary, style))
+  return ExitCode.ok
+}

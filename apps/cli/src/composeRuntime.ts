@@ -1,0 +1,64 @@
+/**
+ * The one place the CLI builds a runtime: file stores over the data directory, the built-in tools,
+ * a provider per run, the permission mode and an optional `--verbose` lifecycle log on stderr.
+ */
+import type { ModelProvider } from '@maka/providers'
+import {
+  type CrashPoint,
+  type FileRuntime,
+  type LifecycleEvent,
+  type LifecycleSink,
+  type PermissionMode,
+  type PermissionQuestion,
+  type RunObserver,
+  makeFileRuntime,
+} from '@maka/executor'
+import { builtinTools } from '@maka/tools'
+
+/**
+ * What a command chooses when it builds a runtime.
+ * @category models
+ */
+export interface RuntimeChoice {
+  readonly dataDir: string
+  readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
+  readonly safeBoundaryResumeEnabled: boolean
+  readonly permissionMode: PermissionMode
+  readonly verbose: boolean
+  readonly observer?: RunObserver
+  readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
+  readonly onCrashPoint?: (point: CrashPoint, context: { readonly runId: string }) => void | Promise<void>
+}
+
+const fieldsOf = (event: LifecycleEvent): string =>
+  Object.entries(event)
+    .filter(([key]) => key !== 'type')
+    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join(',') : String(value)}`)
+    .join(' ')
+
+/**
+ * One stderr line per lifecycle event: identities and codes only (the executor emits nothing else).
+ * @category constructors
+ */
+export const verboseSink = (
+  write: (line: string) => void = (line) => process.stderr.write(`${line}\n`),
+): LifecycleSink => ({
+  emit: (event) => write(`maka: ${event.type} ${fieldsOf(event)}`),
+})
+
+/**
+ * Builds the runtime a command runs on.
+ * @category constructors
+ */
+export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
+  makeFileRuntime({
+    dataDir: choice.dataDir,
+    tools: builtinTools(),
+    providerFor: choice.providerFor,
+    safeBoundaryResumeEnabled: choice.safeBoundaryResumeEnabled,
+    permissionMode: choice.permissionMode,
+    ...(choice.verbose ? { sink: verboseSink() } : {}),
+    ...(choice.observer === undefined ? {} : { observer: choice.observer }),
+    ...(choice.askPermission === undefined ? {} : { askPermission: choice.askPermission }),
+    ...(choice.onCrashPoint === undefined ? {} : { onCrashPoint: choice.onCrashPoint }),
+  })

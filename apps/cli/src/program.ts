@@ -1,0 +1,280 @@
+/**
+ * The `maka` command line: every command, option and exit code of hosts.md, parsed by commander.
+ * Commands are loaded lazily so `maka sessions` never pays for ink or the runtime it does not use.
+ * Parse errors (unknown option, missing argument, bad choice) are one stderr line and exit 2.
+ */
+import { Command, CommanderError, Option } from 'commander'
+import { BadInputError, ExitCode } from './ExitCode.js'
+
+/**
+ * The global options every command sees (commander's `optsWithGlobals`).
+ * @category models
+ */
+export interface GlobalFlags {
+  readonly dataDir?: string
+  readonly verbose?: boolean
+}
+
+/**
+ * The crash points `maka demo --at` accepts.
+ * @category models
+ */
+export const DEMO_CRASH_POINTS = ['after_tool_response', 'after_function_call'] as const
+
+const addProviderOptions = (command: Command): Command =>
+  command
+    .option('--script <file>', 'scripted model: a JSON array of steps (default: a built-in script)')
+    .addOption(
+      new Option('--provider <name>', 'model provider').choices(['scripted', 'openai-compatible']).default('scripted'),
+    )
+    .option('--base-url <url>', 'openai-compatible: the endpoint base URL')
+    .option('--model <model>', 'openai-compatible: the model name (key from MAKA_API_KEY)')
+    .option('--yes', 'allow tool calls that change the workspace (permission mode allow; default deny)')
+
+const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, ' ')
+
+// Program options are positional (so `resume plan --json` reaches `plan`), so every command repeats
+// the global ones: `maka --data-dir D sessions` and `maka sessions --data-dir D` both work.
+const withGlobalOptions = (command: Command): Command =>
+  command
+    .option('--data-dir <dir>', 'data directory (default: $MAKA_HOME, else ~/.maka)')
+    .option('--verbose', 'lifecycle log on stderr (identities and codes only)')
+
+/**
+ * The global options of a command: the nearest `--data-dir` given, `--verbose` given anywhere.
+ * @category constructors
+ */
+export const globalsOf = (command: Command): GlobalFlags => {
+  let dataDir: string | undefined
+  let verbose = false
+  for (let c: Command | null = command; c !== null; c = c.parent) {
+    const opts = c.opts<{ dataDir?: string; verbose?: boolean }>()
+    dataDir = dataDir ?? opts.dataDir
+    verbose = verbose || opts.verbose === true
+  }
+  return { ...(dataDir === undefined ? {} : { dataDir }), verbose }
+}
+
+/**
+ * Builds the program; each action stores its exit code in `result`.
+ * @category constructors
+ */
+export const buildProgram = (result: { code: ExitCode }): Command => {
+  const program = new Command('maka')
+  withGlobalOptions(program)
+    .description('Safe continuation of interrupted AI-agent turns after a crash.')
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`maka: ${oneLine(text.replace(/^error: /, ''))}\n`) })
+    .showSuggestionAfterError(true)
+
+  const act =
+    <A extends Array<unknown>>(handler: (...args: A) => Promise<ExitCode>) =>
+    async (...args: A) => {
+      result.code = await handler(...args)
+    }
+  const sub = (parent: Command, name: string, hidden = false): Command =>
+    withGlobalOptions(parent.command(name, { hidden }))
+
+  sub(program, 'demo')
+    .description('crash a scripted turn with SIGKILL in a child process, recover, plan, continue, print the lineage')
+    .addOption(
+      new Option('--at <point>', 'where the child process is killed')
+        .choices(DEMO_CRASH_POINTS)
+        .default('after_tool_response'),
+    )
+    .option('--script <file>', 'the scripted turn to crash (default: the built-in demo script)')
+    .option('--json', 'one JSON object with the steps, the plan, the result and the lineage')
+    .option('--keep', 'keep the scratch data dir and workspace (also implied by an explicit --data-dir)')
+    .action(
+      act(async (options: DemoFlags, command: Command) =>
+        (await import('./commands/demo.js')).demo(options, globalsOf(command)),
+      ),
+    )
+
+  sub(program, '__demo-child', true)
+    .requiredOption('--session <id>')
+    .requiredOption('--cwd <dir>')
+    .requiredOption('--at <point>')
+    .option('--script <file>')
+    .action(
+      act(async (options: DemoChildFlags, command: Command) =>
+        (await import('./commands/demoChild.js')).demoChild(options, globalsOf(command)),
+      ),
+    )
+
+  addProviderOptions(
+    sub(program, 'chat')
+      .description('interactive terminal UI (/resume, /plan, /sessions, /help, /quit)')
+      .option('--session <id>', 'the session to open or create (default: a new one)')
+      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)'),
+  ).action(
+    act(async (options: ChatFlags, command: Command) =>
+      (await import('./commands/chat.js')).chat(options, globalsOf(command)),
+    ),
+  )
+
+  addProviderOptions(
+    sub(program, 'run')
+      .description('one headless turn; committed events are streamed to stdout')
+      .argument('<prompt>', 'the user prompt')
+      .option('--session <id>', 'the session to continue or create (default: a new one)')
+      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)'),
+  ).action(
+    act(async (prompt: string, options: RunFlags, command: Command) =>
+      (await import('./commands/run.js')).run(prompt, options, globalsOf(command)),
+    ),
+  )
+
+  sub(program, 'sessions')
+    .description('sessions with their latest run status and an "interrupted" mark')
+    .option('--json', 'JSON output')
+    .action(
+      act(async (options: JsonFlag, command: Command) =>
+        (await import('./commands/sessions.js')).sessions(options, globalsOf(command)),
+      ),
+    )
+
+  sub(program, 'show')
+    .description("a session's runs as a lineage tree and each ledger as a timeline")
+    .argument('<session>', 'session id')
+    .option('--json', 'JSON output')
+    .action(
+      act(async (sessionId: string, options: JsonFlag, command: Command) =>
+        (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
+      ),
+    )
+
+  sub(program, 'recover')
+    .description('the startup recovery pass, reporting each repair')
+    .option('--json', 'JSON output')
+    .action(
+      act(async (options: JsonFlag, command: Command) =>
+        (await import('./commands/recover.js')).recover(options, globalsOf(command)),
+      ),
+    )
+
+  const resume = addProviderOptions(
+    sub(program, 'resume')
+      .description('recover, plan the latest safe boundary and execute it')
+      .option('--session <id>', 'session (default: the most recent one)')
+      .option('--json', 'JSON output: the plan and the result'),
+  ).action(
+    act(async (options: ResumeFlags, command: Command) =>
+      (await import('./commands/resume.js')).resume(options, globalsOf(command)),
+    ),
+  )
+  sub(resume, 'plan')
+    .description('dry run: recovery, then the plan JSON of planner.md (exit 0 continue, 3 park)')
+    .option('--session <id>', 'session (default: the most recent one)')
+    .option('--run <id>', 'plan this run instead of the latest top-level run')
+    .option('--json', 'print the plan JSON')
+    .option('--no-recover', 'skip the recovery pass')
+    .action(
+      act(async (options: ResumePlanFlags, command: Command) =>
+        (await import('./commands/resumePlan.js')).resumePlan(options, globalsOf(command)),
+      ),
+    )
+  return program
+}
+
+/**
+ * Flags of `demo`.
+ * @category models
+ */
+export interface DemoFlags {
+  readonly at: (typeof DEMO_CRASH_POINTS)[number]
+  readonly script?: string
+  readonly json?: boolean
+  readonly keep?: boolean
+}
+/**
+ * Flags of the hidden demo child.
+ * @category models
+ */
+export interface DemoChildFlags {
+  readonly session: string
+  readonly cwd: string
+  readonly at: string
+  readonly script?: string
+}
+/**
+ * Provider flags plus `--yes`.
+ * @category models
+ */
+export interface ModelFlags {
+  readonly script?: string
+  readonly provider?: string
+  readonly baseUrl?: string
+  readonly model?: string
+  readonly yes?: boolean
+}
+/**
+ * Flags of `chat`.
+ * @category models
+ */
+export interface ChatFlags extends ModelFlags {
+  readonly session?: string
+  readonly cwd?: string
+}
+/**
+ * Flags of `run`.
+ * @category models
+ */
+export interface RunFlags extends ModelFlags {
+  readonly session?: string
+  readonly cwd?: string
+}
+/**
+ * `--json`.
+ * @category models
+ */
+export interface JsonFlag {
+  readonly json?: boolean
+}
+/**
+ * Flags of `resume`.
+ * @category models
+ */
+export interface ResumeFlags extends ModelFlags {
+  readonly session?: string
+  readonly json?: boolean
+}
+/**
+ * Flags of `resume plan`.
+ * @category models
+ */
+export interface ResumePlanFlags {
+  readonly session?: string
+  readonly run?: string
+  readonly json?: boolean
+  readonly recover: boolean
+}
+
+/**
+ * Runs the CLI and returns its exit code; never throws.
+ * @category constructors
+ */
+export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
+  const result: { code: ExitCode } = { code: ExitCode.ok }
+  const program = buildProgram(result)
+  try {
+    await program.parseAsync([...argv])
+    return result.code
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.help' ||
+        error.code === 'commander.version'
+        ? ExitCode.ok
+        : ExitCode.badInput
+    }
+    if (error instanceof BadInputError) {
+      process.stderr.write(`maka: ${oneLine(error.message)}\n`)
+      return ExitCode.badInput
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    process.stderr.write(`maka: unexpected error: ${oneLine(message)}\n`)
+    return ExitCode.failed
+  }
+}

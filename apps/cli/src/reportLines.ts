@@ -1,0 +1,79 @@
+/**
+ * Readable lines for the results the CLI and TUI print: recovery repairs, plans and continuation
+ * results. Every park reason and rejection is shown with its human sentence (never a raw code
+ * alone); the sentences come from `@maka/events`, not from here.
+ */
+import { ExecutionRejectionSentences, describeParkReason, isExecutionRejection } from '@maka/events'
+import type { ContinuationResult, RecoveryAction } from '@maka/executor'
+import type { ContinuationPlan } from '@maka/planner'
+import type { Style } from './Style.js'
+
+/**
+ * One recovery action as a line.
+ * @category constructors
+ */
+export const recoveryLine = (action: RecoveryAction): string => {
+  const target = action.runId ?? action.shellRunId
+  return `${action.action}: session ${action.sessionId}${target === undefined ? '' : ` ${action.runId === undefined ? 'shell run' : 'run'} ${target}`} — ${action.detail}`
+}
+
+/**
+ * The human sentence for a park reason or an execution rejection code.
+ * @category constructors
+ */
+export const sentenceOf = (code: string): string =>
+  isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
+
+/**
+ * A plan as a few lines: the disposition, the boundary, and every reason with its sentence.
+ * @category constructors
+ */
+export const planLines = (plan: ContinuationPlan, style: Style): ReadonlyArray<string> => {
+  const lines: Array<string> = []
+  const boundary =
+    plan.sourceRunId === null
+      ? 'no source run'
+      : `source run ${plan.sourceRunId} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}`
+  if (plan.disposition === 'continue' && plan.continuation !== undefined) {
+    const c = plan.continuation
+    lines.push(`${style.green('continue')} — ${boundary}`)
+    lines.push(`continuation run ${c.runId} (turn ${c.turnId}, invocation ${c.invocationId})`)
+    lines.push(
+      `replay history: ${c.runtimeContext.length} events (${c.sourceRuntimeContext.length} from the source run)`,
+    )
+    lines.push(`workspace: ${c.safetySnapshot.workspaceIdentity}`)
+    lines.push(`tools: ${c.safetySnapshot.availableToolNames.join(', ')}`)
+  } else {
+    lines.push(`${style.yellow('park')} — ${boundary}`)
+    for (const code of plan.rejectionReasons) lines.push(`- ${describeParkReason(code)} ${style.dim(`(${code})`)}`)
+  }
+  for (const d of plan.diagnostics)
+    if (d.severity === 'warning') lines.push(`warning: ${d.message} ${style.dim(`(${d.code})`)}`)
+  return lines
+}
+
+/**
+ * How a continuation ended, as lines (every reason with its sentence).
+ * @category constructors
+ */
+export const continuationResultLines = (result: ContinuationResult, style: Style): ReadonlyArray<string> => {
+  switch (result._tag) {
+    case 'Parked':
+      return planLines(result.plan, style)
+    case 'Rejected':
+      return [
+        `${style.yellow('rejected')} — the plan was not executed:`,
+        ...result.codes.map((code) => `- ${sentenceOf(code)} ${style.dim(`(${code})`)}`),
+      ]
+    case 'Failed':
+      return [
+        `${style.red('failed')} at ${result.stage} (${result.errorClass}): ${result.message} Target run ${result.targetRunId}.`,
+      ]
+    case 'Finished':
+      return [
+        `${result.status === 'completed' ? style.green(result.status) : style.red(result.status)}${
+          result.failureClass === undefined ? '' : ` (${result.failureClass})`
+        } — continuation run ${result.targetRunId} of source run ${result.sourceRunId}`,
+      ]
+  }
+}

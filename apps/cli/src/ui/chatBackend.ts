@@ -1,0 +1,156 @@
+/**
+ * What the chat screen talks to: one runtime over the data directory, with the runtime's observer
+ * and permission question forwarded to whichever screen is attached. Results come back as notices
+ * (plain sentences with a tone), so the screen holds no domain rule and tests can fake it.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import type { RuntimeEvent } from '@maka/events'
+import type { PermissionMode, PermissionQuestion } from '@maka/executor'
+import { composeRuntime } from '../composeRuntime.js'
+import { type ProviderChoice, providerForRuns } from '../providerChoice.js'
+import { DEMO_SCRIPT } from '@maka/providers'
+import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
+import { listSessionSummaries } from '../sessionCatalog.js'
+import { makeStyle } from '../Style.js'
+import { sessionLine } from '../commands/sessions.js'
+
+/**
+ * A line the screen shows, with how it should look.
+ * @category models
+ */
+export interface Notice {
+  readonly tone: 'info' | 'ok' | 'warn' | 'error'
+  readonly text: string
+}
+
+/**
+ * What the runtime tells the attached screen while it works.
+ * @category models
+ */
+export interface ChatListener {
+  onEvent(event: RuntimeEvent): void
+  onTextDelta(runId: string, text: string): void
+  askPermission(question: PermissionQuestion): Promise<'allow' | 'deny'>
+}
+
+/**
+ * The chat screen's view of the runtime.
+ * @category models
+ */
+export interface ChatBackend {
+  readonly sessionId: string
+  readonly banner: ReadonlyArray<string>
+  attach(listener: ChatListener): void
+  recover(): Promise<ReadonlyArray<Notice>>
+  submit(prompt: string): Promise<ReadonlyArray<Notice>>
+  resume(): Promise<ReadonlyArray<Notice>>
+  plan(): Promise<ReadonlyArray<Notice>>
+  sessions(): Promise<ReadonlyArray<Notice>>
+}
+
+/**
+ * Options of the real backend.
+ * @category models
+ */
+export interface ChatBackendOptions {
+  readonly dataDir: string
+  readonly sessionId: string
+  readonly cwd: string
+  readonly choice: ProviderChoice
+  readonly permissionMode: PermissionMode
+  readonly safeBoundaryResumeEnabled: boolean
+  readonly verbose: boolean
+}
+
+const plain = makeStyle(false)
+
+/**
+ * The backend over a real runtime.
+ * @category constructors
+ */
+export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
+  let listener: ChatListener | null = null
+  const { runtime, stores } = composeRuntime({
+    dataDir: options.dataDir,
+    providerFor: providerForRuns(options.choice, { turn: DEMO_SCRIPT, continuation: [] }),
+    safeBoundaryResumeEnabled: options.safeBoundaryResumeEnabled,
+    permissionMode: options.permissionMode,
+    verbose: options.verbose,
+    observer: {
+      onEvent: (event) => listener?.onEvent(event),
+      onTextDelta: (runId, text) => listener?.onTextDelta(runId, text),
+    },
+    askPermission: (question) => (listener === null ? Promise.resolve('deny') : listener.askPermission(question)),
+  })
+  const { sessionId } = options
+  return {
+    sessionId,
+    banner: [
+      `maka chat — session ${sessionId}`,
+      `data dir ${options.dataDir} · permission mode ${options.permissionMode} · safe resume ${
+        options.safeBoundaryResumeEnabled ? 'on' : 'off'
+      } · /help for commands`,
+    ],
+    attach: (next) => {
+      listener = next
+    },
+    recover: async () => {
+      const { actions } = await runtime.recover()
+      if (actions.length === 0) return [{ tone: 'info', text: 'Startup recovery: nothing to repair.' }]
+      return [
+        { tone: 'info', text: `Startup recovery: ${actions.length} action${actions.length === 1 ? '' : 's'}.` },
+        ...actions.map((action): Notice => ({ tone: 'info', text: `- ${recoveryLine(action)}` })),
+      ]
+    },
+    submit: async (prompt) => {
+      const result = await runtime.runTurn({ sessionId, cwd: options.cwd, prompt })
+      switch (result._tag) {
+        case 'Finished':
+          return result.status === 'completed'
+            ? []
+            : [
+                {
+                  tone: 'error',
+                  text: `The turn ${result.status}${result.failureClass === undefined ? '' : ` (${result.failureClass})`}.`,
+                },
+              ]
+        case 'Refused':
+          return [{ tone: 'error', text: `The turn was refused: ${result.message}` }]
+        case 'Interrupted':
+          return [{ tone: 'error', text: result.message }]
+      }
+    },
+    resume: async () => {
+      const result = await runtime.resume({ sessionId })
+      if (result._tag === 'Parked') {
+        return [
+          { tone: 'warn', text: 'Cannot resume:' },
+          ...result.plan.rejectionReasons.map((code): Notice => ({
+            tone: 'warn',
+            text: `- ${sentenceOf(code)} (${code})`,
+          })),
+        ]
+      }
+      const tone: Notice['tone'] =
+        result._tag === 'Finished' && result.status === 'completed'
+          ? 'ok'
+          : result._tag === 'Rejected'
+            ? 'warn'
+            : 'error'
+      return continuationResultLines(result, plain).map((text) => ({ tone, text }))
+    },
+    plan: async () => {
+      const plan = await runtime.plan({ sessionId })
+      return planLines(plan, plain).map((text) => ({ tone: plan.disposition === 'continue' ? 'ok' : 'warn', text }))
+    },
+    sessions: async () => {
+      const summaries = await listSessionSummaries(stores)
+      if (E.isLeft(summaries)) return [{ tone: 'error', text: `The sessions cannot be listed (${summaries.left}).` }]
+      if (summaries.right.length === 0) return [{ tone: 'info', text: 'No sessions yet.' }]
+      return summaries.right.map((s) => ({
+        tone: 'info',
+        text: `${s.sessionId === sessionId ? '*' : ' '} ${sessionLine(s, plain)}`,
+      }))
+    },
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Test support: run the BUILT `maka` with plain `node`, temp data dirs, a tree hash to prove that
+ * nothing changed on disk, an interrupted session made by SIGKILLing a real `maka run`, and polling.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
+import { tmpdir, userInfo } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const CLI = resolve(fileURLToPath(new URL('.', import.meta.url)), '../dist/bin.js')
+
+if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "pnpm --filter @maka/cli run build" first.`)
+
+export interface CliResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** The environment of a CLI run: no inherited MAKA_* variables, the resume flag only when asked. */
+export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
+  delete env['MAKA_HOME']
+  delete env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME']
+  delete env['MAKA_API_KEY']
+  if (flag) env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] = '1'
+  return env
+}
+
+/** Runs `node dist/bin.js …args`. */
+export const runCli = (args: ReadonlyArray<string>, options: { readonly flag?: boolean } = {}): Promise<CliResult> =>
+  new Promise((done) => {
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: cliEnv(options.flag === true), timeout: 45_000 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        done({ code, stdout, stderr })
+      },
+    )
+  })
+
+/** Parses the stdout of a `--json` command. */
+export const json = <A = Record<string, unknown>>(result: CliResult): A => JSON.parse(result.stdout) as A
+
+const made: Array<string> = []
+
+/** Removes every temp dir made by `scratch` or handed to `removeLater` (call it in `afterAll`). */
+export const removeScratch = async (): Promise<void> => {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+}
+
+/** Removes a folder the CLI left behind (e.g. `demo --keep`) with the other temp dirs. */
+export const removeLater = (dir: string): void => {
+  made.push(dir)
+}
+
+/** Where `tmux -L name` puts its socket, so a test can remove it after `kill-server`. */
+export const tmuxSocketPath = (name: string): string =>
+  join(process.env['TMUX_TMPDIR'] ?? '/tmp', `tmux-${userInfo().uid}`, name)
+
+/** A fresh temp dir with a data dir path (not created) and a workspace (created). */
+export const scratch = async (): Promise<{ root: string; dataDir: string; workspace: string }> => {
+  const root = await mkdtemp(join(tmpdir(), 'maka-cli-test-'))
+  made.push(root)
+  const workspace = join(root, 'ws')
+  await mkdir(workspace)
+  await writeFile(join(workspace, 'hello.txt'), 'hello SECRET-RESULT\n')
+  return { root, dataDir: join(root, 'data'), workspace }
+}
+
+/** Writes a script file and returns its path. */
+export const scriptFile = async (root: string, name: string, steps: ReadonlyArray<unknown>): Promise<string> => {
+  const path = join(root, name)
+  await writeFile(path, JSON.stringify(steps))
+  return path
+}
+
+/** sha256 over every path (files and folders) and file content under `dir`; 'absent' when missing. */
+export const hashTree = async (dir: string): Promise<string> => {
+  if (!existsSync(dir)) return 'absent'
+  const hash = createHash('sha256')
+  const walk = async (path: string, rel: string): Promise<void> => {
+    let entries
+    try {
+      entries = await readdir(path, { withFileTypes: true })
+    } catch {
+      hash.update(`file:${rel}\n`)
+      hash.update(await readFile(path))
+      return
+    }
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const child = join(path, entry.name)
+      if (entry.isDirectory()) {
+        hash.update(`dir:${rel}/${entry.name}\n`)
+        await walk(child, `${rel}/${entry.name}`)
+      } else {
+        hash.update(`file:${rel}/${entry.name}\n`)
+        hash.update(await readFile(child))
+      }
+    }
+  }
+  await walk(dir, '')
+  return hash.digest('hex')
+}
+
+/** Polls until `check` returns a value (not undefined/false) or the deadline passes. */
+export const waitFor = async <A>(
+  what: string,
+  check: () => A | Promise<A>,
+  deadlineMs = 15_000,
+): Promise<Exclude<A, false | undefined>> => {
+  const end = Date.now() + deadlineMs
+  let last: A | undefined
+  while (Date.now() < end) {
+    last = await check()
+    if (last !== undefined && last !== false) return last as Exclude<A, false | undefined>
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`timed out waiting for ${what}`)
+}
+
+/**
+ * Makes a session whose turn was killed with SIGKILL right after a tool result was committed: a real
+ * `maka run` (resume flag on, so it records its workspace identity) with a script that waits after
+ * its first tool call.
+ */
+export const interruptedSession = async (
+  dataDir: string,
+  workspace: string,
+  sessionId: string,
+  root: string,
+): Promise<void> => {
+  const script = await scriptFile(root, `slow-${sessionId}.json`, [
+    { toolCall: { name: 'list_dir', args: { path: '.' } } },
+    { delayMs: 60_000 },
+    { text: 'never reached' },
+  ])
+  await new Promise<void>((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--data-dir',
+        dataDir,
+        '--session',
+        sessionId,
+        '--cwd',
+        workspace,
+        '--script',
+        script,
+        'list the files',
+      ],
+      { env: cliEnv(true), stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let out = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`the run never committed its tool result: ${out}`))
+    }, 20_000)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+      if (out.includes('function_response')) child.kill('SIGKILL')
+    })
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer)
+      if (signal === 'SIGKILL') done()
+      else fail(new Error(`the run ended by itself: ${out}`))
+    })
+  })
+}
+
+/** The parsed rows of a run's ledger. */
+export const ledgerRows = async (
+  dataDir: string,
+  sessionId: string,
+  runId: string,
+): Promise<ReadonlyArray<Record<string, unknown>>> =>
+  (await readFile(join(dataDir, 'sessions', sessionId, 'runs', runId, 'runtime-events.jsonl'), 'utf8'))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+
+/** The run headers of a session. */
+export const runHeaders = async (
+  dataDir: string,
+  sessionId: string,
+): Promise<ReadonlyArray<Record<string, unknown>>> => {
+  const dir = join(dataDir, 'sessions', sessionId, 'runs')
+  const ids = await readdir(dir)
+  return Promise.all(
+    ids.map(async (id) => JSON.parse(await readFile(join(dir, id, 'run.json'), 'utf8')) as Record<string, unknown>),
+  )
+}

@@ -1,0 +1,131 @@
+/**
+ * `maka chat` driven through a real pseudo-terminal (tmux): `/resume` shows its notice, streams the
+ * continuation into the transcript without submitting a user prompt, a park shows the sentence of
+ * every reason, and `/resume extra` prints its usage.
+ */
+import { execFileSync } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { ParkReasonSentences } from '@maka/events'
+import {
+  CLI,
+  interruptedSession,
+  json,
+  ledgerRows,
+  removeLater,
+  removeScratch,
+  runCli,
+  runHeaders,
+  scratch,
+  scriptFile,
+  tmuxSocketPath,
+  waitFor,
+} from './support.js'
+
+const TMUX = '/usr/bin/tmux'
+let socket = ''
+let counter = 0
+
+const tmux = (...args: ReadonlyArray<string>): string =>
+  execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' })
+const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'chat')
+const type = (text: string) => {
+  tmux('send-keys', '-t', 'chat', '-l', text)
+  tmux('send-keys', '-t', 'chat', 'Enter')
+}
+const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
+
+const openChat = async (args: ReadonlyArray<string>, flag: boolean) => {
+  socket = `maka-test-${process.pid}-${++counter}`
+  const command = [
+    'env',
+    'NO_COLOR=1',
+    ...(flag ? ['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1'] : []),
+    quote(process.execPath),
+    quote(CLI),
+    'chat',
+    ...args.map(quote),
+  ].join(' ')
+  tmux('new-session', '-d', '-s', 'chat', '-x', '120', '-y', '40', `${command}; sleep 60`)
+  await waitFor('startup recovery', () => screen().includes('Startup recovery:'))
+}
+
+describe('maka chat in a terminal', () => {
+  let env: Awaited<ReturnType<typeof scratch>>
+
+  beforeAll(async () => {
+    env = await scratch()
+  })
+
+  afterEach(() => {
+    try {
+      tmux('kill-server')
+    } catch {
+      // Already gone.
+    }
+    rmSync(tmuxSocketPath(socket), { force: true })
+  })
+
+  afterAll(removeScratch)
+
+  describe('when /resume continues an interrupted turn', () => {
+    it('shows the notice, streams the continuation and submits no user prompt', async () => {
+      await interruptedSession(env.dataDir, env.workspace, 'tui', env.root)
+      const script = await scriptFile(env.root, 'tui-cont.json', [
+        { text: 'Continuing the listing from the safe boundary.' },
+      ])
+      await openChat(['--data-dir', env.dataDir, '--session', 'tui', '--script', script], true)
+
+      type('/resume extra')
+      await waitFor('the usage line', () => screen().includes('Usage: /resume'))
+      expect(screen()).not.toContain('Resuming from the latest safe boundary')
+
+      type('/resume')
+      await waitFor('the resume notice', () => screen().includes('Resuming from the latest safe boundary'))
+      await waitFor('the continuation text', () =>
+        screen().includes('maka › Continuing the listing from the safe boundary.'),
+      )
+      await waitFor('the end of the continuation', () => /ended: completed/.test(screen()))
+      expect(screen()).not.toContain('you ›')
+
+      const headers = await runHeaders(env.dataDir, 'tui')
+      expect(headers).toHaveLength(2)
+      const continuation = headers.find((h) => h['continuationSource'] !== undefined)
+      expect(continuation?.['status']).toBe('completed')
+      const rows = await ledgerRows(env.dataDir, 'tui', String(continuation?.['runId']))
+      expect(rows.filter((r) => r['role'] === 'user')).toEqual([])
+    })
+  })
+
+  describe('when /resume parks', () => {
+    it('prints the human sentence of every reason', async () => {
+      const { dataDir } = await scratch()
+      const demo = await runCli(['demo', '--at', 'after_function_call', '--data-dir', dataDir, '--json'])
+      expect(demo.code).toBe(0)
+      const { sessionId, plan, workspace } = json<{
+        sessionId: string
+        workspace: string
+        plan: { rejectionReasons: ReadonlyArray<keyof typeof ParkReasonSentences> }
+      }>(demo)
+      removeLater(dirname(workspace))
+      const { rejectionReasons } = plan
+      expect(rejectionReasons).toContain('dangling_tool_state')
+
+      await openChat(['--data-dir', dataDir, '--session', sessionId], true)
+      type('/resume')
+      await waitFor('the park', () => screen().includes('Cannot resume:'))
+      const text = screen()
+      for (const reason of rejectionReasons) expect(text).toContain(ParkReasonSentences[reason])
+      expect(await runHeaders(dataDir, sessionId)).toHaveLength(1)
+    })
+
+    it('parks with resume_feature_disabled when the flag is off', async () => {
+      await interruptedSession(env.dataDir, env.workspace, 'tui-off', env.root)
+      await openChat(['--data-dir', env.dataDir, '--session', 'tui-off'], false)
+      type('/resume')
+      await waitFor('the park', () => screen().includes(ParkReasonSentences.resume_feature_disabled))
+      expect(await runHeaders(env.dataDir, 'tui-off')).toHaveLength(1)
+    })
+  })
+})
