@@ -22,7 +22,7 @@ export {
   abandonedTargetHeader,
   abandonedTerminal,
 } from './decideRecovery.js'
-export { type ApprovedContinuation, type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
+export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
 export {
   type TurnRequest,
   type TurnResult,

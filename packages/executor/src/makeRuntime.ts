@@ -381,6 +381,19 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     ),
   })
 
+  const emitExecutionFailed = (
+    c: NonNullable<ContinuationPlan['continuation']>,
+    targetRunId: string | null,
+    errorClass: string,
+  ) =>
+    emitSafely(deps.sink, {
+      type: 'execution_failed',
+      sessionId: c.sessionId,
+      sourceRunId: c.sourceRunId,
+      targetRunId,
+      errorClass,
+    })
+
   const execute = async (approved: ContinuationPlan): Promise<ContinuationResult> => {
     const c = approved.continuation
     if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
@@ -398,13 +411,11 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       const owned = await acquireOwnership(c.sessionId)
       if (E.isLeft(owned)) {
         const result = reject(['session_owner_alive'])
-        emitSafely(deps.sink, {
-          type: 'execution_failed',
-          sessionId: c.sessionId,
-          sourceRunId: c.sourceRunId,
-          targetRunId: null,
-          errorClass: owned.left._tag === 'OwnerLockHeld' ? 'session_owner_alive' : `store_${owned.left._tag}`,
-        })
+        emitExecutionFailed(
+          c,
+          null,
+          owned.left._tag === 'OwnerLockHeld' ? 'session_owner_alive' : `store_${owned.left._tag}`,
+        )
         return result
       }
       try {
@@ -460,13 +471,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     const observed = await observeForRevalidation(c)
     const codes = revalidate(c, observed)
     if (codes.length > 0) {
-      emitSafely(deps.sink, {
-        type: 'execution_failed',
-        sessionId: c.sessionId,
-        sourceRunId: c.sourceRunId,
-        targetRunId: c.runId,
-        errorClass: codes[0] ?? 'revalidation_failed',
-      })
+      emitExecutionFailed(c, c.runId, codes[0] ?? 'revalidation_failed')
       return reject(codes)
     }
     const source = observed.sourceHeader as AgentRun
@@ -507,13 +512,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       errorClass: string,
       message: string,
     ): ContinuationResult => {
-      emitSafely(deps.sink, {
-        type: 'execution_failed',
-        sessionId: c.sessionId,
-        sourceRunId: c.sourceRunId,
-        targetRunId: c.runId,
-        errorClass,
-      })
+      emitExecutionFailed(c, c.runId, errorClass)
       return { _tag: 'Failed', stage, targetRunId: c.runId, errorClass, message }
     }
 
@@ -528,13 +527,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
             : null
       if (conflict === null) return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left))
       // Reported like the same code found by revalidation: a lost claim race is a refused execution too.
-      emitSafely(deps.sink, {
-        type: 'execution_failed',
-        sessionId: c.sessionId,
-        sourceRunId: c.sourceRunId,
-        targetRunId: c.runId,
-        errorClass: conflict,
-      })
+      emitExecutionFailed(c, c.runId, conflict)
       return reject([conflict])
     }
     await crashPoint(c.runId)('after_run_created')
@@ -581,13 +574,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       })
       const status = await finishRun(writer, outcome, c.runId)
       if (outcome._tag === 'Failed') {
-        emitSafely(deps.sink, {
-          type: 'execution_failed',
-          sessionId: c.sessionId,
-          sourceRunId: c.sourceRunId,
-          targetRunId: c.runId,
-          errorClass: outcome.failureClass,
-        })
+        emitExecutionFailed(c, c.runId, outcome.failureClass)
       } else {
         emitSafely(deps.sink, {
           type: 'execution_completed',

@@ -11,31 +11,8 @@ import {
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-import type { HostFacts } from '@maka/planner'
+import type { Continuation, HostFacts } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
-
-/**
- * The approved part of a `continue` plan the executor acts on.
- * @category models
- */
-export interface ApprovedContinuation {
-  readonly sessionId: string
-  readonly invocationId: string
-  readonly runId: string
-  readonly turnId: string
-  readonly sourceInvocationId: string
-  readonly sourceRunId: string
-  readonly sourceTurnId: string
-  readonly sourceRuntimeEventHighWater: number
-  readonly runtimeContext: ReadonlyArray<RuntimeEvent>
-  readonly sourceRuntimeContext: ReadonlyArray<RuntimeEvent>
-  readonly safetySnapshot: {
-    readonly workspaceIdentity: string
-    readonly backgroundOperationsSettled: boolean
-    readonly availableToolNames: ReadonlyArray<string>
-    readonly workspaceCheckpoint?: { readonly ref: string; readonly runtimeEventHighWater: number }
-  }
-}
 
 /**
  * What the executor re-read from durable state and the host just before claiming.
@@ -108,10 +85,7 @@ const terminalIsIntact = (
  * Compares an approved plan with what is true now; returns every rejection, in the spec's order.
  * @category gates
  */
-export const revalidate = (
-  plan: ApprovedContinuation,
-  now: RevalidationObservation,
-): ReadonlyArray<ExecutionRejection> => {
+export const revalidate = (plan: Continuation, now: RevalidationObservation): ReadonlyArray<ExecutionRejection> => {
   const found = new Set<ExecutionRejection>()
   const { sourceHeader: header, ledger, facts } = now
 

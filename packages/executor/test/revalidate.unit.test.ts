@@ -3,7 +3,8 @@ import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import type { HostFacts } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
-import { revalidate, type ApprovedContinuation, type RevalidationObservation } from '../src/index.js'
+import type { Continuation } from '@maka/planner'
+import { revalidate, type RevalidationObservation } from '../src/index.js'
 
 const source = { sessionId: 'session-1', invocationId: 'inv-1', runId: 'run-1', turnId: 'turn-1' }
 const b = makeLedgerBuilderUnsafe(source)
@@ -21,7 +22,7 @@ const rows: ReadonlyArray<RuntimeEvent> = [
 ]
 const replay = projectResumePlan(rows).replayRuntimeEvents
 
-const plan: ApprovedContinuation = {
+const plan: Continuation = {
   sessionId: 'session-1',
   invocationId: 'inv-2',
   runId: 'run-2',
@@ -224,7 +225,7 @@ describe('revalidate', () => {
   })
 
   describe('when a checkpoint was snapshotted', () => {
-    const withCheckpoint: ApprovedContinuation = {
+    const withCheckpoint: Continuation = {
       ...plan,
       safetySnapshot: {
         ...plan.safetySnapshot,
