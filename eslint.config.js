@@ -27,7 +27,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'], message: 'The pure core does no I/O.' }] },
+        {
+          patterns: [
+            { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'], message: 'The pure core does no I/O.' },
+          ],
+        },
       ],
       'no-restricted-globals': ['error', 'process', 'setTimeout', 'setInterval'],
       'no-restricted-properties': [

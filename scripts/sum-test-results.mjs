@@ -13,7 +13,9 @@ for (const group of ['packages', 'apps']) {
     const file = join(group, name, 'test-results.json')
     if (!existsSync(file)) continue
     const report = JSON.parse(readFileSync(file, 'utf8'))
-    const suiteFailures = report.testResults.filter((r) => r.status === 'failed' && r.assertionResults.length === 0).length
+    const suiteFailures = report.testResults.filter(
+      (r) => r.status === 'failed' && r.assertionResults.length === 0,
+    ).length
     passed += report.numPassedTests
     failed += report.numFailedTests + suiteFailures
     skipped += report.numPendingTests + report.numTodoTests

@@ -7,7 +7,13 @@
  * fact its header promises. Rows owned by another run are collected for early exit 8, which is
  * judged only once the whole chain proved readable.
  */
-import { type AgentRun, type ContinuationSource, type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
+import {
+  type AgentRun,
+  type ContinuationSource,
+  type RuntimeEvent,
+  isContinuationStartEvent,
+  isTerminalEvent,
+} from '@maka/events'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import { type ParkFindings, park } from './ParkFinding.js'
