@@ -16,6 +16,7 @@ import {
   type NonEmptyString,
   type NonNegativeInt,
   type OwnerLock,
+  type RuntimeEvent,
   type RunId,
   type SessionId,
   type TerminalRunStatus,
@@ -26,6 +27,7 @@ import {
   makeInitialUserEvent,
   makeTerminalEvent,
 } from '@maka/events'
+import type { ModelProvider } from '@maka/providers'
 import { currentProcessStartTime, isSameLiveProcess, observeWorkspace } from '@maka/host-inspector'
 import { type ContinuationPlan, makeRuntimeContinuationPlanner } from '@maka/planner'
 import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
@@ -206,6 +208,32 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     await stores.ownerLocks.release(sessionId, lock)()
   }
 
+  const newRunWriter = (header: AgentRun): RunWriter =>
+    makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+
+  /** The model/tool loop with this runtime's tools, prompt, permissions and observers. */
+  const runLoop = (
+    writer: RunWriter,
+    provider: ModelProvider,
+    history: ReadonlyArray<RuntimeEvent>,
+    cwd: string,
+    runId: string,
+  ): Promise<LoopOutcome> =>
+    runAgentLoop({
+      writer,
+      provider,
+      history,
+      tools: deps.tools,
+      systemPrompt,
+      permissionMode,
+      ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
+      ...(deps.observer ? { observer: deps.observer } : {}),
+      stores,
+      cwd,
+      maxModelSteps,
+      crashPoint: crashPoint(runId),
+    })
+
   const finishRun = async (writer: RunWriter, outcome: LoopOutcome, runId: string) => {
     const terminal = makeTerminalEvent(
       writer.header(),
@@ -307,32 +335,13 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
     const created = await stores.runs.create(header)()
     if (E.isLeft(created)) return { _tag: 'Refused', code: 'store_failed', message: describeStoreError(created.left) }
-    const writer = makeRunWriter({
-      stores,
-      header,
-      rowsBefore: 0,
-      clock,
-      ...(deps.observer ? { observer: deps.observer } : {}),
-    })
+    const writer = newRunWriter(header)
     try {
       await crashPoint(runId)('after_run_created')
       await writer.appendRow(makeInitialUserEvent(header, writer.stamp(), request.prompt), { durable: true })
       await crashPoint(runId)('after_initial_user_committed')
       await writer.setStatus('running')
-      const outcome = await runAgentLoop({
-        writer,
-        provider,
-        history: [],
-        tools: deps.tools,
-        systemPrompt,
-        permissionMode,
-        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
-        ...(deps.observer ? { observer: deps.observer } : {}),
-        stores,
-        cwd,
-        maxModelSteps,
-        crashPoint: crashPoint(runId),
-      })
+      const outcome = await runLoop(writer, provider, [], cwd, runId)
       const status = await finishRun(writer, outcome, runId)
       return {
         _tag: 'Finished',
@@ -532,13 +541,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
     await crashPoint(c.runId)('after_run_created')
 
-    const writer = makeRunWriter({
-      stores,
-      header,
-      rowsBefore: 0,
-      clock,
-      ...(deps.observer ? { observer: deps.observer } : {}),
-    })
+    const writer = newRunWriter(header)
     try {
       await writer.appendRow(makeContinuationStartEvent(header, writer.stamp(), continuationSource), { durable: true })
     } catch (error) {
@@ -558,20 +561,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     })
     try {
       await writer.setStatus('running')
-      const outcome = await runAgentLoop({
-        writer,
-        provider,
-        history: c.runtimeContext,
-        tools: deps.tools,
-        systemPrompt,
-        permissionMode,
-        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
-        ...(deps.observer ? { observer: deps.observer } : {}),
-        stores,
-        cwd: source.cwd,
-        maxModelSteps,
-        crashPoint: crashPoint(c.runId),
-      })
+      const outcome = await runLoop(writer, provider, c.runtimeContext, source.cwd, c.runId)
       const status = await finishRun(writer, outcome, c.runId)
       if (outcome._tag === 'Failed') {
         emitExecutionFailed(c, c.runId, outcome.failureClass)
