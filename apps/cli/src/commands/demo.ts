@@ -17,6 +17,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { type AgentRun, type RuntimeEvent, isContinuationRun } from '@maka/events'
 import type { ContinuationResult } from '@maka/executor'
 import type { ContinuationPlan } from '@maka/planner'
+import { projectResumePlan } from '@maka/projection'
 import { DEMO_SCRIPT, type ScriptStep, makeScriptedProvider } from '@maka/providers'
 import { claimPath, type FileStores } from '@maka/stores'
 import { composeRuntime } from '../composeRuntime.js'
@@ -334,6 +335,14 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
       )
       detail(
         `${remaining.length} script step${remaining.length === 1 ? '' : 's'} never reached; the continuation's scripted model gets them`,
+      )
+      // Phase 0 on the prefix as reopened by a new store instance: what a resume may rely on.
+      const phase0 = projectResumePlan(killedLedger.events)
+      const operations = phase0.operations.map((op) => `${op.toolName} ${op.status}`).join(', ')
+      detail(
+        `Phase 0 on the reopened prefix: ${phase0.disposition}` +
+          (phase0.rejectionReasons.length > 0 ? ` (${phase0.rejectionReasons.join(', ')})` : '') +
+          ` — tool operations: ${operations === '' ? 'none' : operations}`,
       )
     }
     end(
