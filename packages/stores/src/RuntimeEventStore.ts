@@ -12,10 +12,11 @@ import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
-import { attempt, pathExists, readBytes, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
+import { attempt, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
+import { readLedgerFile } from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
 import { ledgerPath, runDir, runHeaderPath } from './layout.js'
-import { emptyLedgerSnapshot, scanLedger, type LedgerSnapshot } from './LedgerSnapshot.js'
+import { emptyLedgerSnapshot, type LedgerSnapshot } from './LedgerSnapshot.js'
 import {
   eventIdentityMismatch,
   highWaterConflict,
@@ -85,15 +86,15 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
 
   const readLocked = async (sessionId: string, runId: string): Outcome<LedgerSnapshot> => {
     const path = ledgerPath(dataDir, sessionId, runId)
-    const bytes = await readBytes(path)
-    if (E.isLeft(bytes)) {
-      if (bytes.left._tag !== 'NotFound') return bytes
+    const read = await readLedgerFile(path, { sessionId, runId })
+    if (E.isLeft(read)) {
+      if (read.left._tag !== 'NotFound') return read
       const headerPath = runHeaderPath(dataDir, sessionId, runId)
       const header = await pathExists(headerPath)
       if (E.isLeft(header)) return header
       return header.right ? E.right(emptyLedgerSnapshot) : E.left(notFound(headerPath))
     }
-    const snapshot = scanLedger(bytes.right, { sessionId, runId })
+    const snapshot = read.right
     if (snapshot.problem === null && snapshot.tornTail === null) {
       committed.set(path, { rows: snapshot.highWater, bytes: snapshot.committedBytes })
     }
@@ -112,9 +113,9 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     const known = committed.get(path)
     if (known !== undefined && known.bytes === stats.right.size) return E.right({ state: known, truncateTo: null })
     committed.delete(path)
-    const bytes = await readBytes(path)
-    if (E.isLeft(bytes)) return bytes
-    const snapshot = scanLedger(bytes.right, { sessionId, runId })
+    const read = await readLedgerFile(path, { sessionId, runId })
+    if (E.isLeft(read)) return read
+    const snapshot = read.right
     if (snapshot.problem !== null) return E.left(ledgerUnreadable(path, snapshot.problem))
     return E.right({
       state: { rows: snapshot.highWater, bytes: snapshot.committedBytes },
