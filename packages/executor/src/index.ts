@@ -23,14 +23,13 @@ export {
   abandonedTerminal,
 } from './decideRecovery.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
-export {
-  type TurnRequest,
-  type TurnResult,
-  type ContinuationResult,
-  type RecoveryAction,
-  type RecoveryReport,
-  type Runtime,
-  makeRuntime,
-} from './makeRuntime.js'
+export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime, makeRuntime } from './makeRuntime.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
+export {
+  type RecoveryAction,
+  type RecoveryReport,
+  type StartupRecoveryDeps,
+  makeStartupRecovery,
+} from './startupRecovery.js'
+export { type Ownership, makeOwnership } from './ownership.js'

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import { realpath } from 'node:fs/promises'
-import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
 import {
   type AgentRun,
@@ -15,7 +14,6 @@ import {
   type IsoTimestamp,
   type NonEmptyString,
   type NonNegativeInt,
-  type OwnerLock,
   type RuntimeEvent,
   type RunId,
   type SessionId,
@@ -28,16 +26,17 @@ import {
   makeTerminalEvent,
 } from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
-import { currentProcessStartTime, isSameLiveProcess, observeWorkspace } from '@maka/host-inspector'
+import { observeWorkspace } from '@maka/host-inspector'
 import { type ContinuationPlan, makeRuntimeContinuationPlanner } from '@maka/planner'
 import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
 import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
-import { abandonedTargetHeader, abandonedTerminal, decideRunRecovery } from './decideRecovery.js'
 import { emitSafely } from './lifecycle.js'
+import { makeOwnership } from './ownership.js'
 import { observeHostFacts, plannerHostPort, plannerStorePort } from './portAdapters.js'
 import { revalidate } from './revalidate.js'
 import type { ContinuationRejectionCode, CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
 import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
+import { type RecoveryReport, makeStartupRecovery } from './startupRecovery.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -97,33 +96,6 @@ export type ContinuationResult =
       readonly status: TerminalRunStatus
       readonly failureClass?: string
     }
-
-/**
- * One repair (or refusal to repair) made by startup recovery.
- * @category models
- */
-export interface RecoveryAction {
-  readonly sessionId: string
-  readonly runId?: string
-  readonly shellRunId?: string
-  readonly action:
-    | 'shell_run_orphaned'
-    | 'continuation_abandoned'
-    | 'header_repaired'
-    | 'recovered_terminal'
-    | 'missing_terminal_event'
-    | 'left_untouched'
-    | 'session_skipped'
-  readonly detail: string
-}
-
-/**
- * Everything a recovery pass did.
- * @category models
- */
-export interface RecoveryReport {
-  readonly actions: ReadonlyArray<RecoveryAction>
-}
 
 /**
  * The runtime's operations.
@@ -189,24 +161,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
   })
 
-  const ownLock = async (): Promise<OwnerLock> => ({
-    pid: process.pid as NonNegativeInt,
-    hostname: hostname(),
-    startedAt: (await currentProcessStartTime()).toISOString() as IsoTimestamp,
-  })
-
-  /** Takes owner.lock for the session; a stale lock (dead pid or other start time) is taken over. */
-  const acquireOwnership = async (sessionId: string): Promise<E.Either<StoreError, OwnerLock>> => {
-    const lock = await ownLock()
-    const acquired = await stores.ownerLocks.acquire(sessionId, lock, async (existing) => {
-      return (await deps.inspector.ownerLiveness(existing)) === 'stale'
-    })()
-    return E.isLeft(acquired) ? acquired : E.right(lock)
-  }
-
-  const releaseOwnership = async (sessionId: string, lock: OwnerLock) => {
-    await stores.ownerLocks.release(sessionId, lock)()
-  }
+  const { acquireOwnership, releaseOwnership } = makeOwnership(stores, deps.inspector)
 
   const newRunWriter = (header: AgentRun): RunWriter =>
     makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
@@ -596,193 +551,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     return planned.disposition === 'continue' ? execute(planned) : ({ _tag: 'Parked', plan: planned } as const)
   }
 
-  // -----------------------------------------------------------------------------------
-  // startup recovery
-  // -----------------------------------------------------------------------------------
-
-  const recoverSession = async (sessionId: string, actions: Array<RecoveryAction>) => {
-    const lock = await run(stores.ownerLocks.read(sessionId))
-    if (E.isLeft(lock)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `owner.lock is unreadable: ${lock.left._tag}` })
-      return
-    }
-    if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
-      actions.push({ sessionId, action: 'session_skipped', detail: 'another live process owns the session' })
-      return
-    }
-    const owned = await acquireOwnership(sessionId)
-    if (E.isLeft(owned)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `could not take ownership: ${owned.left._tag}` })
-      return
-    }
-    try {
-      await recoverShellRuns(sessionId, actions)
-      await recoverClaims(sessionId, actions)
-      await recoverRuns(sessionId, actions)
-    } finally {
-      await releaseOwnership(sessionId, owned.right)
-    }
-  }
-
-  const recoverShellRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
-    const listed = await run(stores.shellRuns.list(sessionId))
-    if (E.isLeft(listed)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `shell runs unreadable: ${listed.left._tag}` })
-      return
-    }
-    for (const listing of listed.right) {
-      if (!('shellRun' in listing)) {
-        actions.push({ sessionId, shellRunId: listing.shellRunId, action: 'left_untouched', detail: 'unreadable' })
-        continue
-      }
-      const entry = listing.shellRun
-      if (entry.status !== 'running') continue
-      if (await isSameLiveProcess(entry.pid, entry.startedAt)) continue
-      const written = await run(stores.shellRuns.write({ ...entry, status: 'failed', endedAt: nowIso() }))
-      actions.push({
-        sessionId,
-        shellRunId: entry.shellRunId,
-        action: E.isRight(written) ? 'shell_run_orphaned' : 'left_untouched',
-        detail: E.isRight(written) ? 'its process is gone' : `could not be marked failed: ${written.left._tag}`,
-      })
-    }
-  }
-
-  const recoverClaims = async (sessionId: string, actions: Array<RecoveryAction>) => {
-    const claims = await run(stores.claims.list(sessionId))
-    if (E.isLeft(claims)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `claims unreadable: ${claims.left._tag}` })
-      return
-    }
-    for (const claim of claims.right) {
-      const target = await run(stores.runs.read(sessionId, claim.targetRunId))
-      if (E.isRight(target) || target.left._tag !== 'NotFound') continue
-      const source = await run(stores.runs.read(sessionId, claim.sourceRunId))
-      const session = await run(stores.sessions.read(sessionId))
-      const basis = E.isRight(source)
-        ? source.right
-        : {
-            cwd: (E.isRight(session) ? session.right.cwd : '/') as AgentRun['cwd'],
-            providerId: 'unknown' as NonEmptyString,
-            modelId: 'unknown' as NonEmptyString,
-          }
-      const header = abandonedTargetHeader(claim, basis, nowIso())
-      const created = await run(stores.runs.create(header))
-      if (E.isLeft(created)) {
-        actions.push({
-          sessionId,
-          runId: claim.targetRunId,
-          action: 'left_untouched',
-          detail: `target header: ${created.left._tag}`,
-        })
-        continue
-      }
-      const closing = abandonedTerminal(header, { now: nowIso(), ts: clock().getTime(), eventId: `${header.runId}-e1` })
-      const appended = await run(stores.events.append(sessionId, header.runId, closing.event, { durable: true }))
-      if (E.isLeft(appended)) {
-        // The target now exists but is not closed: say so (recovery of runs closes it later).
-        actions.push({
-          sessionId,
-          runId: claim.targetRunId,
-          action: 'left_untouched',
-          detail: `target terminal event: ${appended.left._tag}`,
-        })
-        continue
-      }
-      await run(stores.runs.update(closing.header, { durable: true }))
-      actions.push({
-        sessionId,
-        runId: claim.targetRunId,
-        action: 'continuation_abandoned',
-        detail: 'the claimed continuation never started; it is closed as continuation_abandoned_before_start',
-      })
-    }
-  }
-
-  const recoverRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
-    const runs = await run(stores.runs.list(sessionId))
-    if (E.isLeft(runs)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `runs unreadable: ${runs.left._tag}` })
-      return
-    }
-    for (const entry of runs.right) {
-      if (!('header' in entry)) {
-        const detail =
-          entry.error._tag === 'NotFound'
-            ? 'run.json was never created (a run create that did not complete); the folder is kept'
-            : 'run.json is unreadable'
-        actions.push({ sessionId, runId: entry.runId, action: 'left_untouched', detail })
-        continue
-      }
-      const header = entry.header
-      const ledger = await run(stores.events.read(sessionId, header.runId))
-      if (E.isLeft(ledger)) {
-        actions.push({
-          sessionId,
-          runId: header.runId,
-          action: 'left_untouched',
-          detail: `ledger: ${ledger.left._tag}`,
-        })
-        continue
-      }
-      const decision = decideRunRecovery(header, ledger.right, {
-        now: nowIso(),
-        ts: clock().getTime(),
-        eventId: `${header.runId}-e${ledger.right.highWater + 1}`,
-      })
-      switch (decision._tag) {
-        case 'Consistent':
-          break
-        case 'LeaveUntouched':
-          actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: decision.reason })
-          break
-        case 'RepairHeader': {
-          const updated = await run(stores.runs.update(decision.header, { durable: true }))
-          actions.push({
-            sessionId,
-            runId: header.runId,
-            action: E.isRight(updated) ? 'header_repaired' : 'left_untouched',
-            detail: E.isRight(updated) ? `header set to ${decision.header.status} from the ledger` : updated.left._tag,
-          })
-          break
-        }
-        case 'AppendTerminal': {
-          const appended = await run(
-            stores.events.append(sessionId, header.runId, decision.event, {
-              durable: true,
-              expectedHighWater: ledger.right.highWater,
-            }),
-          )
-          if (E.isLeft(appended)) {
-            actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: appended.left._tag })
-            break
-          }
-          await run(stores.runs.update(decision.header, { durable: true }))
-          actions.push({
-            sessionId,
-            runId: header.runId,
-            action:
-              decision.failureClass === 'missing_terminal_event' ? 'missing_terminal_event' : 'recovered_terminal',
-            detail: `closed as failed (${decision.failureClass})`,
-          })
-          break
-        }
-      }
-    }
-  }
-
-  const recover = async (options: { readonly sessionIds?: ReadonlyArray<string> } = {}): Promise<RecoveryReport> => {
-    const actions: Array<RecoveryAction> = []
-    let sessionIds: ReadonlyArray<string>
-    if (options.sessionIds !== undefined) {
-      sessionIds = options.sessionIds
-    } else {
-      const listed = await run(stores.sessions.list())
-      sessionIds = E.isRight(listed) ? listed.right : []
-    }
-    for (const sessionId of sessionIds) await recoverSession(sessionId, actions)
-    return { actions }
-  }
+  const recover = makeStartupRecovery({ stores, inspector: deps.inspector, clock, acquireOwnership, releaseOwnership })
 
   return { runTurn, plan, execute, resume, recover }
 }
