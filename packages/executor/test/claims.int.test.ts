@@ -7,7 +7,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { isTerminalEvent } from '@maka/events'
 import { claimPath, claimsDir, makeFileStores, type FileStores } from '@maka/stores'
 import type { ContinuationResult } from '../src/index.js'
@@ -15,22 +15,14 @@ import type { Continuation } from '@maka/planner'
 import {
   givenApprovedPlan,
   givenInterruptedRun,
-  givenWorld,
+  trackWorlds,
   ioFailure,
   snapshotTree,
   type InterruptedRun,
   type World,
 } from './support/world.js'
 
-const worlds: Array<World> = []
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
-const world = async () => {
-  const w = await givenWorld()
-  worlds.push(w)
-  return w
-}
+const world = trackWorlds()
 
 /** The continuation runs (headers with a continuationSource) of a session. */
 const continuationRuns = async (w: World, s: InterruptedRun) => {

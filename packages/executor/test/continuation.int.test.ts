@@ -2,28 +2,13 @@ import { existsSync } from 'node:fs'
 import { appendFile, readFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type OwnerLock, isTerminalEvent } from '@maka/events'
 import { currentProcessStartTime } from '@maka/host-inspector'
 import type { ContinuationResult } from '../src/index.js'
-import {
-  givenApprovedPlan,
-  givenInterruptedRun,
-  givenWorld,
-  snapshotTree,
-  tracingWrites,
-  type World,
-} from './support/world.js'
+import { givenApprovedPlan, givenInterruptedRun, trackWorlds, snapshotTree, tracingWrites } from './support/world.js'
 
-const worlds: Array<World> = []
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
-const world = async () => {
-  const w = await givenWorld()
-  worlds.push(w)
-  return w
-}
+const world = trackWorlds()
 
 const finished = (result: ContinuationResult) => {
   if (result._tag !== 'Finished') throw new Error(`expected Finished, got ${JSON.stringify(result)}`)
@@ -257,8 +242,7 @@ describe('execute (continuation)', () => {
 
   describe('when the feature flag is off', () => {
     it('parks every plan with resume_feature_disabled', async () => {
-      const w = await givenWorld({ flag: false })
-      worlds.push(w)
+      const w = await world({ flag: false })
       const turn = await w.runtime.runTurn({ cwd: w.workspace, prompt: 'hi' })
       if (turn._tag !== 'Finished') throw new Error(JSON.stringify(turn))
 

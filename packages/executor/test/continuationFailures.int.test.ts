@@ -6,20 +6,12 @@ import { existsSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import * as E from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type AgentRun, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
+import { describe, expect, it } from 'vitest'
+import { isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import { claimPath, runsDir, type FileStores } from '@maka/stores'
-import { givenApprovedPlan, givenInterruptedRun, givenWorld, ioFailure, type World } from './support/world.js'
+import { givenApprovedPlan, givenInterruptedRun, trackWorlds, ioFailure, squatterHeader } from './support/world.js'
 
-const worlds: Array<World> = []
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
-const world = async () => {
-  const w = await givenWorld()
-  worlds.push(w)
-  return w
-}
+const world = trackWorlds()
 
 const failingContinuationStart = (s: FileStores): FileStores => ({
   ...s,
@@ -160,15 +152,7 @@ describe('execute when a durable write fails', () => {
       const w = await world()
       const source = await givenInterruptedRun(w)
       const { plan, continuation: c } = await givenApprovedPlan(w, source)
-      const sourceHeader = await w.header(source.sessionId, source.runId)
-      const { failureClass: _f, ...plain } = sourceHeader
-      const squatter = {
-        ...plain,
-        runId: c.runId,
-        invocationId: 'inv-squat',
-        turnId: 'turn-squat',
-        status: 'completed',
-      } as AgentRun
+      const squatter = await squatterHeader(w, source, c.runId)
 
       const result = await w
         .runtimeWith({

@@ -5,9 +5,9 @@
 import { realpath, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { LifecycleSink } from '../src/index.js'
-import { givenInterruptedRun, givenWorld, type World } from './support/world.js'
+import { givenInterruptedRun, trackWorlds } from './support/world.js'
 
 const PROMPT = 'PROMPT-SENTINEL-7f3a'
 const ARGUMENT = 'ARGUMENT-SENTINEL-91c2'
@@ -15,10 +15,7 @@ const RESULT = 'RESULT-SENTINEL-44d8'
 const ANSWER = 'ANSWER-SENTINEL-0b6e'
 const SENTINELS = [PROMPT, ARGUMENT, RESULT, ANSWER]
 
-const worlds: Array<World> = []
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
+const world = trackWorlds()
 
 /**
  * A turn whose prompt, tool arguments and tool results hold sentinels, interrupted and recovered;
@@ -27,8 +24,7 @@ afterEach(async () => {
  * world's own paths and inode numbers masked so two worlds can be compared.
  */
 const scenario = async (sink: LifecycleSink | null | undefined) => {
-  const w = await givenWorld({ builtins: true, ...(sink === undefined ? {} : { sink }) })
-  worlds.push(w)
+  const w = await world({ builtins: true, ...(sink === undefined ? {} : { sink }) })
   await writeFile(join(w.workspace, 'secret.txt'), `the secret is ${RESULT}`)
   const source = await givenInterruptedRun(w, {
     prompt: `Please store ${PROMPT}.`,

@@ -1,22 +1,14 @@
 import { existsSync } from 'node:fs'
 import { readFile, realpath, stat } from 'node:fs/promises'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type RuntimeEvent, isTerminalEvent } from '@maka/events'
 import type { FileStores } from '@maka/stores'
 import type { Tool } from '@maka/tools'
 import type { PermissionQuestion, TurnResult } from '../src/index.js'
-import { describeRow, givenWorld, ioFailure, ledgerLines, tracingWrites, type World } from './support/world.js'
+import { describeRow, trackWorlds, ioFailure, ledgerLines, tracingWrites, type World } from './support/world.js'
 
-const worlds: Array<World> = []
-const world = async (options: Parameters<typeof givenWorld>[0] = {}) => {
-  const w = await givenWorld(options)
-  worlds.push(w)
-  return w
-}
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
+const world = trackWorlds()
 
 const finished = (result: TurnResult) => {
   if (result._tag !== 'Finished') throw new Error(`expected Finished, got ${JSON.stringify(result)}`)

@@ -6,23 +6,19 @@ import { spawn } from 'node:child_process'
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { type AgentRun, type RuntimeEvent, isTerminalEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import { currentProcessStartTime } from '@maka/host-inspector'
 import { hostname } from 'node:os'
 import type { ShellRun } from '@maka/events'
-import { givenInterruptedRun, givenWorld, snapshotTree, type World } from './support/world.js'
+import { givenInterruptedRun, trackWorlds, snapshotTree, type World } from './support/world.js'
 
-const worlds: Array<World> = []
-afterEach(async () => {
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
-})
+const world = trackWorlds()
 
 /** A world with one finished normal turn, so a session (and its session.json) exists. */
 const givenSession = async () => {
-  const w = await givenWorld()
-  worlds.push(w)
+  const w = await world()
   const turn = await w.runtime.runTurn({ cwd: w.workspace, prompt: 'hello' })
   if (turn._tag !== 'Finished') throw new Error(JSON.stringify(turn))
   return { w, sessionId: turn.sessionId, base: await w.header(turn.sessionId, turn.runId) }
@@ -322,8 +318,7 @@ describe('recover', () => {
 describe('a run folder without run.json (a create that never completed)', () => {
   describe('when recovery and planning meet it', () => {
     it('reports and keeps it, and it neither blocks the host facts nor becomes the candidate', async () => {
-      const w = await givenWorld()
-      worlds.push(w)
+      const w = await world()
       const source = await givenInterruptedRun(w)
       await mkdir(join(w.dataDir, 'sessions', source.sessionId, 'runs', 'run-never-created'), { recursive: true })
 

@@ -17,17 +17,17 @@ import { claimPath, sessionRecordPath } from '@maka/stores'
 import {
   givenApprovedPlan,
   givenInterruptedRun,
-  givenWorld,
+  trackWorlds,
   type InterruptedRun,
   type World,
   type WorldOptions,
+  squatterHeader,
 } from './support/world.js'
 
-const worlds: Array<World> = []
+const world = trackWorlds()
 const children: Array<ChildProcess> = []
-afterEach(async () => {
+afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL')
-  await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
 })
 
 interface Given {
@@ -77,8 +77,7 @@ const whenMutatedBetweenPlanAndExecute = async (
   codes: ReadonlyArray<ExecutionRejection>,
   options: WorldOptions & { readonly targetPreexists?: boolean } = {},
 ) => {
-  const w = await givenWorld({ ...options })
-  worlds.push(w)
+  const w = await world({ ...options })
   const source = await givenInterruptedRun(w)
   const { plan, continuation: c } = await givenApprovedPlan(w, source)
   const requestsBefore = w.requests.length
@@ -284,15 +283,7 @@ describe('execute after the source changed', () => {
       let headerBytes: Buffer | undefined
       const { w, source, c } = await whenMutatedBetweenPlanAndExecute(
         async ({ w, source, c }) => {
-          const sourceHeader = await w.header(source.sessionId, source.runId)
-          const { failureClass: _f, ...plain } = sourceHeader
-          const squatter = {
-            ...plain,
-            runId: c.runId,
-            invocationId: 'inv-squat',
-            turnId: 'turn-squat',
-            status: 'completed',
-          } as AgentRun
+          const squatter = await squatterHeader(w, source, c.runId)
           expect(E.isRight(await w.stores.runs.create(squatter)())).toBe(true)
           headerBytes = await readFile(w.headerPathOf(source.sessionId, c.runId))
         },
@@ -351,8 +342,7 @@ describe('execute after the source changed', () => {
           ),
       }
       // The checkpoint lives in a real file: first written to cover the recovered boundary, then moved.
-      const w = await givenWorld({ checkpointProvider })
-      worlds.push(w)
+      const w = await world({ checkpointProvider })
       checkpointFile.path = join(w.root, 'checkpoint.json')
       const source = await givenInterruptedRun(w)
       const rows = await w.ledger(source.sessionId, source.runId)

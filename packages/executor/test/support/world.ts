@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import { expect } from 'vitest'
+import { afterEach, expect } from 'vitest'
 import { type AgentRun, type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import { makeHostInspector, type CheckpointProvider, type HostInspector } from '@maka/host-inspector'
 import { makeScriptedProvider, type ModelProvider, type ProviderRequest, type ScriptStep } from '@maka/providers'
@@ -377,3 +377,28 @@ export const tracingWrites =
       },
     }
   }
+
+/**
+ * A world factory for one test file: every world it makes is cleaned up after each test.
+ * Call it once at module level.
+ */
+export const trackWorlds = (): ((options?: WorldOptions) => Promise<World>) => {
+  const worlds: Array<World> = []
+  afterEach(async () => {
+    await Promise.all(worlds.splice(0).map((w) => w.cleanup()))
+  })
+  return async (options = {}) => {
+    const w = await givenWorld(options)
+    worlds.push(w)
+    return w
+  }
+}
+
+/**
+ * A completed normal run header that takes `runId` in the source's session: another run already
+ * holding a continuation's target id.
+ */
+export const squatterHeader = async (world: World, source: InterruptedRun, runId: string): Promise<AgentRun> => {
+  const { failureClass: _f, ...plain } = await world.header(source.sessionId, source.runId)
+  return { ...plain, runId, invocationId: 'inv-squat', turnId: 'turn-squat', status: 'completed' } as AgentRun
+}
