@@ -3,7 +3,7 @@
  * providers, tools) and pass them in; tests pass the same real parts, wrapped where a failure must
  * be injected at a port.
  */
-import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
+import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
 import type { HostInspector } from '@maka/host-inspector'
 import type { ModelProvider } from '@maka/providers'
 import type { FileStores } from '@maka/stores'
@@ -103,15 +103,8 @@ export interface RuntimeDeps {
   readonly stores: FileStores
   readonly inspector: HostInspector
   readonly tools: ReadonlyArray<Tool>
-  /**
-   * A provider for each run; called once per run so scripted cursors never leak between runs. A
-   * continuation also gets its source's header, which records the provider the source ran with.
-   */
-  readonly providerFor: (run: {
-    readonly kind: 'turn' | 'continuation'
-    readonly runId: string
-    readonly source?: AgentRun
-  }) => ModelProvider
+  /** A provider for each run; called once per run so scripted cursors never leak between runs. */
+  readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
   readonly safeBoundaryResumeEnabled: boolean
   readonly permissionMode?: PermissionMode
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>

@@ -66,6 +66,8 @@ export type TurnResult =
       readonly runId: string
       readonly status: TerminalRunStatus
       readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
     }
   | { readonly _tag: 'Refused'; readonly code: string; readonly message: string }
   | { readonly _tag: 'Interrupted'; readonly sessionId: string; readonly runId: string; readonly message: string }
@@ -96,6 +98,8 @@ export type ContinuationResult =
       readonly targetTurnId: string
       readonly status: TerminalRunStatus
       readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
     }
 
 /**
@@ -325,7 +329,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         sessionId,
         runId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
       }
     } catch (error) {
       // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
@@ -467,7 +471,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       emitExecutionFailed(c, c.runId, 'session_history_unreadable')
       return reject(['session_history_unreadable'])
     }
-    const provider = deps.providerFor({ kind: 'continuation', runId: c.runId, source })
+    const provider = deps.providerFor({ kind: 'continuation', runId: c.runId })
     const createdAt = nowIso()
     const continuationSource: ContinuationSource = {
       sourceInvocationId: c.sourceInvocationId as NonEmptyString,
@@ -564,7 +568,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         targetRunId: c.runId,
         targetTurnId: c.turnId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
       }
     } catch (error) {
       return failed(

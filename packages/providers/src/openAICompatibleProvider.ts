@@ -315,7 +315,7 @@ const toProviderError = (
   }
   if (cause instanceof APIUserAbortError) return abortedError()
   if (cause instanceof APIConnectionError) {
-    return new ProviderError('unreachable', 'Could not reach the model endpoint.')
+    return new ProviderError('unreachable', 'The model endpoint could not be reached.')
   }
   if (cause instanceof APIError && typeof cause.status === 'number') {
     // The status alone: the body may echo the prompt.
@@ -336,5 +336,5 @@ const toProviderError = (
   // Past the response headers, what is left is the socket breaking (undici's "terminated").
   if (why.answering) return new ProviderError('connection_lost', 'The connection to the model endpoint was lost.')
   // Before them: a URL the client cannot use, or a network failure the SDK did not wrap.
-  return new ProviderError('unreachable', 'Could not reach the model endpoint.')
+  return new ProviderError('unreachable', 'The model endpoint could not be reached.')
 }
