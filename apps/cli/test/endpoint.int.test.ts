@@ -8,17 +8,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { type Answer, ECHOED_BODY, type EndpointDouble, startEndpointDouble } from './endpointDouble.js'
-import {
-  CLI,
-  type CliResult,
-  cliEnv,
-  hashTree,
-  ledgerRows,
-  removeScratch,
-  runHeaders,
-  scratch,
-  waitFor,
-} from './support.js'
+import { CLI, type CliResult, cliEnv, ledgerRows, removeScratch, runHeaders, scratch, waitFor } from './support.js'
 
 const doubles: Array<EndpointDouble> = []
 afterEach(async () => {
@@ -35,7 +25,7 @@ const endpoint = async (...answers: ReadonlyArray<Answer>) => {
 /** Runs the built CLI with the resume flag on and `MAKA_API_KEY=test` unless told otherwise. */
 const maka = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}): Promise<CliResult> =>
   new Promise((done) => {
-    const full = { ...cliEnv(true), MAKA_API_KEY: 'test', ...env }
+    const full: NodeJS.ProcessEnv = { ...cliEnv(true), MAKA_API_KEY: 'test', ...env }
     for (const [key, value] of Object.entries(full)) if (value === undefined) delete full[key]
     execFile(process.execPath, [CLI, ...args], { env: full, timeout: 60_000 }, (error, stdout, stderr) => {
       done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr })
@@ -191,6 +181,20 @@ describe('maka with an openai-compatible endpoint', () => {
         expect(result.stderr + result.stdout).not.toContain(ECHOED_BODY)
       },
     )
+  })
+
+  describe('when the timeout comes from MAKA_PROVIDER_TIMEOUT_MS', () => {
+    it('ends a stalled stream as provider_timeout', async () => {
+      const double = await endpoint({ stall: true })
+      const { dataDir, workspace } = await scratch()
+      const result = await maka(
+        ['run', '--data-dir', dataDir, '--session', 'e', '--cwd', workspace, ...openai(double), 'hello'],
+        { MAKA_PROVIDER_TIMEOUT_MS: '300' },
+      )
+      expect(result.code, result.stderr).toBe(1)
+      const { header } = await onlyRun(dataDir, 'e')
+      expect(header).toMatchObject({ status: 'failed', failureClass: 'provider_timeout' })
+    })
   })
 
   describe('when the provider flags are bad input', () => {
