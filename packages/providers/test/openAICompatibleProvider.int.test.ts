@@ -378,7 +378,8 @@ describe('openAICompatibleProvider', () => {
       const started = performance.now()
       const error = await rejectionOf(
         (async () => {
-          for await (const c of providerFor(baseUrl, { timeoutMs: 300 }).stream(requestWith([]))) seen.push(c)
+          // Long enough that a busy machine still delivers the first chunk in time.
+          for await (const c of providerFor(baseUrl, { timeoutMs: 2_000 }).stream(requestWith([]))) seen.push(c)
         })(),
       )
       expect(error.code).toBe('timeout')
