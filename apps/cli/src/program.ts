@@ -24,11 +24,19 @@ export const DEMO_CRASH_POINTS = ['after_tool_response', 'after_function_call'] 
 const addProviderOptions = (command: Command): Command =>
   command
     .option('--script <file>', 'scripted model: a JSON array of steps (default: a built-in script)')
+    // No commander default: `resume` must tell a given --provider from none (then the source run's).
     .addOption(
-      new Option('--provider <name>', 'model provider').choices(['scripted', 'openai-compatible']).default('scripted'),
+      new Option(
+        '--provider <name>',
+        'model provider (default: scripted; resume: the one the source run used)',
+      ).choices(['scripted', 'openai-compatible']),
     )
     .option('--base-url <url>', 'openai-compatible: the endpoint base URL')
     .option('--model <model>', 'openai-compatible: the model name (key from MAKA_API_KEY)')
+    .option(
+      '--timeout <ms>',
+      'openai-compatible: give up after this long without a response or a streamed chunk (default: $MAKA_PROVIDER_TIMEOUT_MS, else 120000)',
+    )
     .option('--yes', 'allow tool calls that change the workspace (permission mode allow; default deny)')
 
 const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, ' ')
@@ -207,6 +215,7 @@ export interface ModelFlags {
   readonly provider?: string
   readonly baseUrl?: string
   readonly model?: string
+  readonly timeout?: string
   readonly yes?: boolean
 }
 /**

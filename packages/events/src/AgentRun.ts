@@ -70,6 +70,9 @@ export const AgentRun = strictStruct(
     updatedAt: IsoTimestamp,
   },
   {
+    // The endpoint the run's provider talked to, so a resume can build the same provider; never a
+    // key (credentials in a URL are refused before a header is written).
+    providerBaseUrl: NonEmptyString,
     workspaceIdentity: NonEmptyString,
     completedAt: IsoTimestamp,
     parentRunId: RunId,

@@ -36,6 +36,8 @@ export const ExecutionRejectionSentences = {
   continuation_claim_conflict: 'Another process already resumed this interruption.',
   /** The target run id already exists. */
   target_run_conflict: 'A run with the continuation’s id already exists.',
+  /** An earlier run of the session cannot be read, so the history the model would see is unknown. */
+  session_history_unreadable: 'An earlier run of the session cannot be read, so its history cannot be replayed.',
 } as const
 
 /**
@@ -62,8 +64,20 @@ export const FailureClass = {
   missing_terminal_event: 'missing_terminal_event',
   /** A claim was written but its target run never started; recovery closed it. */
   continuation_abandoned_before_start: 'continuation_abandoned_before_start',
-  /** The model provider failed (HTTP error, stream error, scripted error). */
+  /** The model provider failed in a way no narrower class names (e.g. a scripted `error` step). */
   provider_error: 'provider_error',
+  /** The endpoint answered with an HTTP error status other than 401/403; the status is recorded as `httpStatus`. */
+  provider_http_error: 'provider_http_error',
+  /** The endpoint refused the credentials (HTTP 401 or 403); the status is recorded as `httpStatus`. */
+  provider_auth_error: 'provider_auth_error',
+  /** No connection could be made to the endpoint (refused, unknown host, bad address). */
+  provider_unreachable: 'provider_unreachable',
+  /** The connection broke after the endpoint had started to answer. */
+  provider_connection_lost: 'provider_connection_lost',
+  /** The endpoint sent nothing for longer than the provider timeout (no answer, or a stalled stream). */
+  provider_timeout: 'provider_timeout',
+  /** The endpoint's answer is not a valid chat completion (bad chunk, bad tool-call arguments, a cut-off stream). */
+  provider_protocol_error: 'provider_protocol_error',
   /** The runtime itself failed (a bug or an I/O error). */
   runtime_error: 'runtime_error',
 } as const

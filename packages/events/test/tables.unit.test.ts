@@ -56,8 +56,9 @@ describe('ParkReason', () => {
 })
 
 describe('ExecutionRejection', () => {
-  it('holds the guard and the twelve revalidation codes', () => {
-    expect(Object.keys(ExecutionRejectionSentences)).toHaveLength(14)
+  it('holds the guard, the twelve revalidation codes and the session-history refusal', () => {
+    expect(Object.keys(ExecutionRejectionSentences)).toHaveLength(15)
+    expect(ExecutionRejectionSentences).toHaveProperty('session_history_unreadable')
   })
 })
 

@@ -4,7 +4,7 @@
  * it ends — so after a crash the ledger says exactly which calls may have had effects.
  */
 import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
-import { type ModelProvider, ProviderError, materializeHistory } from '@maka/providers'
+import { type ModelProvider, ProviderError, failureClassOfProviderError, materializeHistory } from '@maka/providers'
 import type { Tool, ToolOutcome } from '@maka/tools'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriter } from './runWriter.js'
@@ -16,7 +16,14 @@ import * as E from 'fp-ts/lib/Either.js'
  * @category models
  */
 export type LoopOutcome =
-  { readonly _tag: 'Completed' } | { readonly _tag: 'Failed'; readonly failureClass: string; readonly message: string }
+  | { readonly _tag: 'Completed' }
+  | {
+      readonly _tag: 'Failed'
+      readonly failureClass: string
+      readonly message: string
+      /** Secret-free facts recorded in the terminal event's `stateDelta` (e.g. `httpStatus`). */
+      readonly detail?: Readonly<Record<string, number>>
+    }
 
 /**
  * Everything one loop needs.
@@ -142,9 +149,17 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
     try {
       result = await runStep(input)
     } catch (error) {
-      const message =
-        error instanceof ProviderError ? `The model call failed (${error.code}).` : 'The model call failed.'
-      return { _tag: 'Failed', failureClass: 'provider_error', message }
+      if (!(error instanceof ProviderError)) {
+        return { _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' }
+      }
+      return {
+        _tag: 'Failed',
+        failureClass: failureClassOfProviderError(error),
+        // A remote provider's sentence is written to be secret-free (no prompt, body or key); a
+        // scripted error's text is the script's own and stays out of the ledger.
+        message: error.code === 'scripted_error' ? 'The model call failed (scripted_error).' : error.message,
+        ...(error.status === undefined ? {} : { detail: { httpStatus: error.status } }),
+      }
     }
     const usage = result.usage
     if (result.text.length > 0 || result.toolCalls.length === 0) {

@@ -139,6 +139,7 @@ export const abandonedTargetHeader = (
     readonly cwd: AgentRun['cwd']
     readonly providerId: AgentRun['providerId']
     readonly modelId: AgentRun['modelId']
+    readonly providerBaseUrl?: AgentRun['providerBaseUrl']
   },
   now: IsoTimestamp,
 ): AgentRun => ({
@@ -150,6 +151,7 @@ export const abandonedTargetHeader = (
   cwd: source.cwd,
   providerId: source.providerId,
   modelId: source.modelId,
+  ...(source.providerBaseUrl === undefined ? {} : { providerBaseUrl: source.providerBaseUrl }),
   createdAt: now,
   updatedAt: now,
   parentRunId: claim.sourceRunId,

@@ -24,6 +24,7 @@ export {
 } from './decideRecovery.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
 export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime, makeRuntime } from './makeRuntime.js'
+export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

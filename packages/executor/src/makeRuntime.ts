@@ -34,6 +34,7 @@ import { emitSafely } from './lifecycle.js'
 import { makeOwnership } from './ownership.js'
 import { observeHostFacts, plannerHostPort, plannerStorePort } from './portAdapters.js'
 import { revalidate } from './revalidate.js'
+import { describeSessionHistoryProblem, loadSessionHistory } from './sessionMemory.js'
 import type { ContinuationRejectionCode, CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
 import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
 import { type RecoveryReport, makeStartupRecovery } from './startupRecovery.js'
@@ -65,6 +66,8 @@ export type TurnResult =
       readonly runId: string
       readonly status: TerminalRunStatus
       readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
     }
   | { readonly _tag: 'Refused'; readonly code: string; readonly message: string }
   | { readonly _tag: 'Interrupted'; readonly sessionId: string; readonly runId: string; readonly message: string }
@@ -95,6 +98,8 @@ export type ContinuationResult =
       readonly targetTurnId: string
       readonly status: TerminalRunStatus
       readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
     }
 
 /**
@@ -123,6 +128,12 @@ const defaultNewId = (kind: 'session' | 'run' | 'invocation' | 'turn'): string =
 const stripTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
 
 const run = async <A>(task: () => Promise<E.Either<StoreError, A>>): Promise<E.Either<StoreError, A>> => task()
+
+// The endpoint is recorded so a resume can build the same provider; a local model has none.
+const providerBaseUrlOf = (provider: ModelProvider): Pick<AgentRun, 'providerBaseUrl'> =>
+  provider.baseUrl === undefined || provider.baseUrl === ''
+    ? {}
+    : { providerBaseUrl: provider.baseUrl as NonEmptyString }
 
 const errorClassOf = (error: unknown): string =>
   error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
@@ -195,7 +206,12 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       writer.stamp(),
       outcome._tag === 'Completed'
         ? { status: 'completed' }
-        : { status: 'failed', failureClass: outcome.failureClass, message: outcome.message },
+        : {
+            status: 'failed',
+            failureClass: outcome.failureClass,
+            message: outcome.message,
+            ...(outcome.detail === undefined ? {} : { stateDelta: outcome.detail }),
+          },
     )
     await writer.appendRow(terminal, { durable: true })
     await crashPoint(runId)('after_terminal_event_committed')
@@ -273,6 +289,15 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       cwd = observed.right.canonicalPath
       workspaceIdentity = observed.right.identity
     }
+    // The session's earlier turns, read before anything of this turn is written (fail closed).
+    const history = await loadSessionHistory(stores, sessionId)
+    if (E.isLeft(history)) {
+      return {
+        _tag: 'Refused',
+        code: 'session_history_unreadable',
+        message: describeSessionHistoryProblem(history.left),
+      }
+    }
     const provider = deps.providerFor({ kind: 'turn', runId })
     const createdAt = nowIso()
     const header: AgentRun = {
@@ -284,6 +309,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       cwd: cwd as AgentRun['cwd'],
       providerId: provider.providerId as NonEmptyString,
       modelId: provider.modelId as NonEmptyString,
+      ...providerBaseUrlOf(provider),
       createdAt,
       updatedAt: createdAt,
       ...(workspaceIdentity === undefined ? {} : { workspaceIdentity: workspaceIdentity as NonEmptyString }),
@@ -296,14 +322,14 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       await writer.appendRow(makeInitialUserEvent(header, writer.stamp(), request.prompt), { durable: true })
       await crashPoint(runId)('after_initial_user_committed')
       await writer.setStatus('running')
-      const outcome = await runLoop(writer, provider, [], cwd, runId)
+      const outcome = await runLoop(writer, provider, history.right, cwd, runId)
       const status = await finishRun(writer, outcome, runId)
       return {
         _tag: 'Finished',
         sessionId,
         runId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
       }
     } catch (error) {
       // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
@@ -439,6 +465,12 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       return reject(codes)
     }
     const source = observed.sourceHeader as AgentRun
+    // The turns before this lineage; the plan's runtime context carries the lineage itself.
+    const earlier = await loadSessionHistory(stores, c.sessionId, { before: c.sourceRunId })
+    if (E.isLeft(earlier)) {
+      emitExecutionFailed(c, c.runId, 'session_history_unreadable')
+      return reject(['session_history_unreadable'])
+    }
     const provider = deps.providerFor({ kind: 'continuation', runId: c.runId })
     const createdAt = nowIso()
     const continuationSource: ContinuationSource = {
@@ -456,6 +488,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       cwd: source.cwd,
       providerId: provider.providerId as NonEmptyString,
       modelId: provider.modelId as NonEmptyString,
+      ...providerBaseUrlOf(provider),
       createdAt,
       updatedAt: createdAt,
       workspaceIdentity: c.safetySnapshot.workspaceIdentity as NonEmptyString,
@@ -516,7 +549,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     })
     try {
       await writer.setStatus('running')
-      const outcome = await runLoop(writer, provider, c.runtimeContext, source.cwd, c.runId)
+      const outcome = await runLoop(writer, provider, [...earlier.right, ...c.runtimeContext], source.cwd, c.runId)
       const status = await finishRun(writer, outcome, c.runId)
       if (outcome._tag === 'Failed') {
         emitExecutionFailed(c, c.runId, outcome.failureClass)
@@ -535,7 +568,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         targetRunId: c.runId,
         targetTurnId: c.turnId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass } : {}),
+        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
       }
     } catch (error) {
       return failed(

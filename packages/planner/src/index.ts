@@ -92,5 +92,11 @@ export {
   historyEndsAtBoundary,
   evaluateGates,
 } from './gates.js'
+export {
+  type SessionRunRead,
+  type SessionHistoryProblem,
+  type SessionHistoryOptions,
+  sessionHistory,
+} from './sessionHistory.js'
 export { ledgerWarnings, planContinuation } from './planContinuation.js'
 export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'

@@ -2,6 +2,7 @@
  * The provider port: one streaming call per model step. The executor speaks only this interface, so
  * the scripted model and a real OpenAI-compatible endpoint go through exactly the same loop.
  */
+import { FailureClass } from '@maka/events'
 
 /**
  * One message of provider history, already materialized from RuntimeEvents.
@@ -60,6 +61,8 @@ export type ProviderChunk =
 export interface ModelProvider {
   readonly providerId: string
   readonly modelId: string
+  /** The endpoint a remote provider talks to (recorded in the run header so a resume can reach it again). */
+  readonly baseUrl?: string
   stream(request: ProviderRequest): AsyncIterable<ProviderChunk>
 }
 
@@ -68,7 +71,14 @@ export interface ModelProvider {
  * @category models
  */
 export type ProviderErrorCode =
-  'http_error' | 'stream_error' | 'scripted_error' | 'timeout' | 'aborted' | 'bad_response'
+  | 'http_error'
+  | 'stream_error'
+  | 'scripted_error'
+  | 'timeout'
+  | 'aborted'
+  | 'bad_response'
+  | 'unreachable'
+  | 'connection_lost'
 
 /**
  * A provider step failed. `code` and `status` are safe to log; `message` never holds prompt text.
@@ -82,5 +92,30 @@ export class ProviderError extends Error {
     readonly status?: number,
   ) {
     super(message)
+  }
+}
+
+/**
+ * The failure class a failed provider step ends its run with (the `failureClass` of the terminal event).
+ * @category constructors
+ */
+export const failureClassOfProviderError = (error: ProviderError): FailureClass => {
+  switch (error.code) {
+    case 'http_error':
+      return error.status === 401 || error.status === 403
+        ? FailureClass.provider_auth_error
+        : FailureClass.provider_http_error
+    case 'unreachable':
+      return FailureClass.provider_unreachable
+    case 'connection_lost':
+      return FailureClass.provider_connection_lost
+    case 'timeout':
+      return FailureClass.provider_timeout
+    case 'bad_response':
+      return FailureClass.provider_protocol_error
+    case 'stream_error':
+    case 'scripted_error':
+    case 'aborted':
+      return FailureClass.provider_error
   }
 }

@@ -12,6 +12,7 @@ export {
   type ModelProvider,
   type ProviderErrorCode,
   ProviderError,
+  failureClassOfProviderError,
 } from './ModelProvider.js'
 export { materializeHistory } from './materializeHistory.js'
 export {

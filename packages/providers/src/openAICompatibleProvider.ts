@@ -79,23 +79,38 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       }, timeoutMs)
     }
     let sdk: OpenAISdk | undefined
+    // Where the call was when it broke: a network failure before the response is an unreachable
+    // endpoint, one after it has started to answer is a lost connection.
+    let answering = false
     const fail = (cause: unknown): ProviderError =>
-      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled }, sdk)
+      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled, answering }, sdk)
     try {
       const connected = await connect()
       sdk = connected.sdk
       armWatchdog()
-      const chunks = await connected.client.chat.completions.create(toRequestBody(options.model, request), {
-        signal: controller.signal,
-      })
+      const { data: chunks, response } = await connected.client.chat.completions
+        .create(toRequestBody(options.model, request), { signal: controller.signal })
+        .withResponse()
+      answering = true
+      // Some servers ignore `stream: true` and answer with one JSON chat completion. Read as SSE it
+      // would yield nothing and pass for an empty, finished answer — dropping any tool call in it.
+      if (isJsonResponse(response)) {
+        const completion = await readJson(response)
+        clearTimeout(watchdog)
+        for (const part of completionChunks(completion)) yield part
+        return
+      }
       const toolCalls = new Map<number, PartialToolCall>()
       let usage: ProviderChunk | undefined
+      let finished = false
       for await (const chunk of chunks) {
         clearTimeout(watchdog)
         if (chunk.usage != null) {
           usage = { type: 'usage', input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens }
         }
-        const delta = chunk.choices[0]?.delta
+        const choice = chunk.choices[0]
+        if (choice?.finish_reason != null) finished = true
+        const delta = choice?.delta
         if (delta?.tool_calls != null) accumulateToolCalls(toolCalls, delta.tool_calls)
         if (typeof delta?.content === 'string' && delta.content.length > 0) {
           yield { type: 'text_delta', text: delta.content }
@@ -106,6 +121,11 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       // answer off as a whole one.
       if (controller.signal.aborted) throw fail(undefined)
       clearTimeout(watchdog)
+      // A stream that closes without a finish reason was cut off: its text and tool calls may be
+      // partial, so it is never passed off as a whole answer.
+      if (!finished) {
+        throw new ProviderError('bad_response', 'The model stream ended before the answer was finished.')
+      }
       for (const call of completeToolCalls(toolCalls)) yield call
       if (usage !== undefined) yield usage
     } catch (cause) {
@@ -118,7 +138,7 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
     }
   }
 
-  return { providerId: 'openai-compatible', modelId: options.model, stream }
+  return { providerId: 'openai-compatible', modelId: options.model, baseUrl: options.baseUrl, stream }
 }
 
 // -------------------------------------------------------------------------------------
@@ -209,6 +229,59 @@ const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): Readonl
       return { type: 'tool_call', id: call.id, name: call.name, args: parseArgs(call.args) }
     })
 
+const isJsonResponse = (response: Response): boolean =>
+  /^application\/(?:[\w.+-]+\+)?json\b/i.test(response.headers.get('content-type') ?? '')
+
+const readJson = async (response: Response): Promise<unknown> => {
+  try {
+    return await response.json()
+  } catch (cause) {
+    // An abort (our watchdog or the caller) is classified by the caller; only bad JSON is ours.
+    if (cause instanceof SyntaxError) {
+      throw new ProviderError('bad_response', 'The model endpoint answered with a body that is not valid JSON.')
+    }
+    throw cause
+  }
+}
+
+const notACompletion = (): ProviderError =>
+  new ProviderError('bad_response', 'The model endpoint answered with JSON that is not a chat completion.')
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+// The non-streamed chat completion, read with the same rules as the stream: whole tool calls only.
+const completionChunks = (completion: unknown): ReadonlyArray<ProviderChunk> => {
+  if (!isRecord(completion) || !Array.isArray(completion['choices'])) throw notACompletion()
+  const choice: unknown = completion['choices'][0]
+  if (!isRecord(choice) || !isRecord(choice['message'])) throw notACompletion()
+  const message = choice['message']
+  const content = message['content']
+  if (content != null && typeof content !== 'string') throw notACompletion()
+  const rawCalls = message['tool_calls'] ?? []
+  if (!Array.isArray(rawCalls)) throw notACompletion()
+  const calls = new Map<number, PartialToolCall>()
+  rawCalls.forEach((raw: unknown, index) => {
+    const fn = isRecord(raw) ? raw['function'] : undefined
+    if (!isRecord(raw) || !isRecord(fn)) throw notACompletion()
+    const args = fn['arguments'] ?? ''
+    if (typeof args !== 'string') throw notACompletion()
+    calls.set(index, {
+      id: typeof raw['id'] === 'string' && raw['id'] !== '' ? raw['id'] : undefined,
+      name: typeof fn['name'] === 'string' && fn['name'] !== '' ? fn['name'] : undefined,
+      args,
+    })
+  })
+  const usage = completion['usage']
+  return [
+    ...(typeof content === 'string' && content.length > 0 ? [{ type: 'text_delta' as const, text: content }] : []),
+    ...completeToolCalls(calls),
+    ...(isRecord(usage) && typeof usage['prompt_tokens'] === 'number' && typeof usage['completion_tokens'] === 'number'
+      ? [{ type: 'usage' as const, input: usage['prompt_tokens'], output: usage['completion_tokens'] }]
+      : []),
+  ]
+}
+
 const parseArgs = (text: string): unknown => {
   // Some servers send nothing at all for a tool without parameters.
   if (text.trim() === '') return {}
@@ -230,7 +303,7 @@ const abortedError = (): ProviderError => new ProviderError('aborted', 'The mode
 // user abort to the SDK.
 const toProviderError = (
   cause: unknown,
-  why: { readonly aborted: boolean; readonly stalled: boolean },
+  why: { readonly aborted: boolean; readonly stalled: boolean; readonly answering: boolean },
   sdk: OpenAISdk | undefined,
 ): ProviderError => {
   if (cause instanceof ProviderError) return cause
@@ -242,10 +315,17 @@ const toProviderError = (
   }
   if (cause instanceof APIUserAbortError) return abortedError()
   if (cause instanceof APIConnectionError) {
-    return new ProviderError('stream_error', 'Could not reach the model endpoint.')
+    return new ProviderError('unreachable', 'The model endpoint could not be reached.')
   }
   if (cause instanceof APIError && typeof cause.status === 'number') {
-    return new ProviderError('http_error', `HTTP ${cause.status}`, cause.status)
+    // The status alone: the body may echo the prompt.
+    return new ProviderError(
+      'http_error',
+      cause.status === 401 || cause.status === 403
+        ? `The model endpoint refused the credentials (HTTP ${cause.status}).`
+        : `The model endpoint answered HTTP ${cause.status}.`,
+      cause.status,
+    )
   }
   if (cause instanceof APIError) {
     return new ProviderError('stream_error', 'The model endpoint reported an error in the stream.')
@@ -253,5 +333,8 @@ const toProviderError = (
   if (cause instanceof SyntaxError) {
     return new ProviderError('bad_response', 'The model endpoint sent a chunk that is not valid JSON.')
   }
-  return new ProviderError('stream_error', 'The model stream failed.')
+  // Past the response headers, what is left is the socket breaking (undici's "terminated").
+  if (why.answering) return new ProviderError('connection_lost', 'The connection to the model endpoint was lost.')
+  // Before them: a URL the client cannot use, or a network failure the SDK did not wrap.
+  return new ProviderError('unreachable', 'The model endpoint could not be reached.')
 }

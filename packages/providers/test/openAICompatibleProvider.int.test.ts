@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  failureClassOfProviderError,
   makeOpenAICompatibleProvider,
   ProviderError,
   type ModelProvider,
@@ -87,11 +88,16 @@ const openSse = (res: ServerResponse): void => {
 const sendSse = (res: ServerResponse, payload: unknown): void => {
   res.write(`data: ${JSON.stringify(payload)}\n\n`)
 }
+const finishChunk = (reason = 'stop') => chunk({}, { choices: [{ index: 0, delta: {}, finish_reason: reason }] })
+const hasFinish = (payload: unknown): boolean => JSON.stringify(payload).includes('"finish_reason":"')
+// A well-behaved server closes every answer with a finish reason; the helper adds one when a case
+// does not send its own.
 const sse =
   (...payloads: ReadonlyArray<unknown>): Handler =>
   (_req, res) => {
     openSse(res)
     for (const payload of payloads) sendSse(res, payload)
+    if (!payloads.some(hasFinish)) sendSse(res, finishChunk())
     res.end('data: [DONE]\n\n')
   }
 const silent: Handler = () => undefined
@@ -327,7 +333,8 @@ describe('openAICompatibleProvider', () => {
       expect(error).toBeInstanceOf(ProviderError)
       expect(error.code).toBe('http_error')
       expect(error.status).toBe(500)
-      expect(error.message).toBe('HTTP 500')
+      expect(error.message).toBe('The model endpoint answered HTTP 500.')
+      expect(failureClassOfProviderError(error)).toBe('provider_http_error')
       expect(error.message).not.toContain(SENTINEL)
       expect(performance.now() - started).toBeLessThan(5_000)
       // maxRetries 0: the failing request is sent exactly once.
@@ -340,7 +347,12 @@ describe('openAICompatibleProvider', () => {
         res.end('{"error":{"message":"bad key"}}')
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
-      expect([error.code, error.status, error.message]).toEqual(['http_error', 401, 'HTTP 401'])
+      expect([error.code, error.status, failureClassOfProviderError(error)]).toEqual([
+        'http_error',
+        401,
+        'provider_auth_error',
+      ])
+      expect(error.message).not.toContain('bad key')
     })
   })
 
@@ -352,6 +364,7 @@ describe('openAICompatibleProvider', () => {
         collect(providerFor(baseUrl, { timeoutMs: 300 }), requestWith([{ role: 'user', text: SENTINEL }])),
       )
       expect(error.code).toBe('timeout')
+      expect(failureClassOfProviderError(error)).toBe('provider_timeout')
       expect(error.message).not.toContain(SENTINEL)
       expect(performance.now() - started).toBeLessThan(5_000)
     })
@@ -365,7 +378,8 @@ describe('openAICompatibleProvider', () => {
       const started = performance.now()
       const error = await rejectionOf(
         (async () => {
-          for await (const c of providerFor(baseUrl, { timeoutMs: 300 }).stream(requestWith([]))) seen.push(c)
+          // Long enough that a busy machine still delivers the first chunk in time.
+          for await (const c of providerFor(baseUrl, { timeoutMs: 2_000 }).stream(requestWith([]))) seen.push(c)
         })(),
       )
       expect(error.code).toBe('timeout')
@@ -400,13 +414,80 @@ describe('openAICompatibleProvider', () => {
   })
 
   describe('when nothing listens at the address', () => {
-    it('fails with stream_error', async () => {
+    it('fails as unreachable', async () => {
       const { baseUrl } = await startServer(silent)
       const closing = server
       server = undefined
       await new Promise<void>((resolve) => closing?.close(() => resolve()))
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
-      expect(error.code).toBe('stream_error')
+      expect(error.code).toBe('unreachable')
+      expect(failureClassOfProviderError(error)).toBe('provider_unreachable')
+    })
+  })
+
+  describe('when the endpoint answers a streaming request with one JSON chat completion', () => {
+    const completion = (message: Record<string, unknown>) => (_req: ReceivedRequest, res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-1',
+          object: 'chat.completion',
+          created: 1_767_225_600,
+          model: 'test-model',
+          choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 },
+        }),
+      )
+    }
+
+    it('reads its text and its tool calls as if they had been streamed', async () => {
+      const { baseUrl } = await startServer(
+        completion({
+          content: 'Listing.',
+          tool_calls: [{ id: 'call_j', type: 'function', function: { name: 'list_dir', arguments: '{"path":"."}' } }],
+        }),
+      )
+      const chunks = await collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }]))
+      expect(chunks).toEqual([
+        { type: 'text_delta', text: 'Listing.' },
+        { type: 'tool_call', id: 'call_j', name: 'list_dir', args: { path: '.' } },
+        { type: 'usage', input: 7, output: 2 },
+      ])
+    })
+
+    it('fails as a protocol error when the JSON is not a chat completion', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ answer: SENTINEL }))
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(failureClassOfProviderError(error)).toBe('provider_protocol_error')
+      expect(error.message).not.toContain(SENTINEL)
+    })
+  })
+
+  describe('when the stream is cut off', () => {
+    it('fails as a protocol error when it closes cleanly without a finish reason', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(
+          res,
+          chunk({ tool_calls: [{ index: 0, id: 'c', type: 'function', function: { name: 'x', arguments: '{}' } }] }),
+        )
+        res.end()
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(failureClassOfProviderError(error)).toBe('provider_protocol_error')
+    })
+
+    it('fails as a lost connection when the socket breaks mid-answer', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+        setTimeout(() => res.socket?.destroy(), 50)
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(failureClassOfProviderError(error)).toBe('provider_connection_lost')
     })
   })
 
@@ -440,7 +521,11 @@ describe('openAICompatibleProvider', () => {
       const provider = makeOpenAICompatibleProvider({ baseUrl, model: 'test-model', fetch: counting })
       expect(await collect(provider, requestWith([]))).toEqual([{ type: 'text_delta', text: 'ok' }])
       expect(calls).toBe(1)
-      expect([provider.providerId, provider.modelId]).toEqual(['openai-compatible', 'test-model'])
+      expect([provider.providerId, provider.modelId, provider.baseUrl]).toEqual([
+        'openai-compatible',
+        'test-model',
+        baseUrl,
+      ])
     })
   })
 })

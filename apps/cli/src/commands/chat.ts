@@ -27,6 +27,7 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
     sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
     cwd,
     choice,
+    providerFlags: flags,
     permissionMode: flags.yes === true ? 'allow' : 'ask',
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     verbose,

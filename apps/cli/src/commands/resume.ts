@@ -9,7 +9,7 @@ import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummar
 import { ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, ResumeFlags } from '../program.js'
-import { providerForRuns, readProviderChoice } from '../providerChoice.js'
+import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
@@ -37,15 +37,17 @@ export const exitCodeOf = (result: ContinuationResult): ExitCode => {
  */
 export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
+  checkProviderFlags(flags)
   const workspace = await openDataDir(globals, 'write')
   const sessionId = await pickSession(workspace, flags.session)
-  const choice = await readProviderChoice(flags)
+  // Set from the source run's header once the plan names it; the runtime asks only when it executes.
+  let choice: ProviderChoice = { kind: 'scripted', steps: null }
   const json = flags.json === true
   const style = styleForStdout()
   const events: Array<EventSummary> = []
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
-    providerFor: providerForRuns(choice, { turn: [], continuation: [] }),
+    providerFor: (run) => providerForRuns(choice, { turn: [], continuation: [] })(run),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
@@ -67,6 +69,13 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     }
     return ExitCode.parked
   }
+  // The provider is built from what the source run recorded, and checked here — before the owner
+  // lock and the claim — so a provider that cannot be built (exit 2) never spends the boundary.
+  const source = await workspace.stores.runs.read(sessionId, plan.continuation?.sourceRunId ?? '')()
+  if (source._tag === 'Left') throw new Error(`the interrupted run's header cannot be read (${source.left._tag})`)
+  const resolved = await providerChoiceForResume(source.right, flags)
+  if (resolved.note !== undefined) process.stderr.write(`maka: ${resolved.note}\n`)
+  choice = resolved.choice
   if (!json) {
     say(
       `Resuming session ${sessionId} from the latest safe boundary: run ${plan.sourceRunId ?? '?'} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}.`,
@@ -75,5 +84,8 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const result = await runtime.execute(plan)
   if (json) sayJson({ sessionId, plan, result: result._tag === 'Parked' ? { _tag: 'Parked' } : result, events })
   else for (const line of continuationResultLines(result, style)) say(line)
+  if (result._tag === 'Finished' && result.failureMessage !== undefined) {
+    process.stderr.write(`maka: ${result.failureMessage}\n`)
+  }
   return exitCodeOf(result)
 }

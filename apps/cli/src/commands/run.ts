@@ -20,9 +20,9 @@ import { openDataDir, say, startupRecovery } from './commandContext.js'
 export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   if (prompt.trim() === '') throw new BadInputError('The prompt is empty.')
+  const choice = await readProviderChoice(flags)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, note, verbose } = await openDataDir(globals, 'write')
-  const choice = await readProviderChoice(flags)
   const style = styleForStdout()
   const { runtime } = composeRuntime({
     dataDir: dataDir.path,
@@ -46,6 +46,7 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
           result.failureClass === undefined ? '' : ` (${result.failureClass})`
         } — session ${result.sessionId}, run ${result.runId}`,
       )
+      if (result.failureMessage !== undefined) process.stderr.write(`maka: ${result.failureMessage}\n`)
       return result.status === 'completed' ? ExitCode.ok : ExitCode.failed
     case 'Refused':
       process.stderr.write(`maka: the turn was refused (${result.code}): ${result.message}\n`)

@@ -7,7 +7,8 @@ import * as E from 'fp-ts/lib/Either.js'
 import type { RuntimeEvent } from '@maka/events'
 import type { PermissionMode, PermissionQuestion } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
-import { type ProviderChoice, providerForRuns } from '../providerChoice.js'
+import { BadInputError } from '../ExitCode.js'
+import { type ProviderChoice, type ProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
 import { listSessionSummaries } from '../sessionCatalog.js'
@@ -57,6 +58,8 @@ export interface ChatBackendOptions {
   readonly sessionId: string
   readonly cwd: string
   readonly choice: ProviderChoice
+  /** The provider flags `chat` was started with; they override a resumed run's recorded provider. */
+  readonly providerFlags?: ProviderFlags
   readonly permissionMode: PermissionMode
   readonly safeBoundaryResumeEnabled: boolean
   readonly verbose: boolean
@@ -70,9 +73,15 @@ const plain = makeStyle(false)
  */
 export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
   let listener: ChatListener | null = null
+  // A continuation runs with the provider its source run recorded, resolved by /resume.
+  let continuationChoice: ProviderChoice = options.choice
   const { runtime, stores } = composeRuntime({
     dataDir: options.dataDir,
-    providerFor: providerForRuns(options.choice, { turn: DEMO_SCRIPT, continuation: [] }),
+    providerFor: (run) =>
+      providerForRuns(run.kind === 'continuation' ? continuationChoice : options.choice, {
+        turn: DEMO_SCRIPT,
+        continuation: [],
+      })(run),
     safeBoundaryResumeEnabled: options.safeBoundaryResumeEnabled,
     permissionMode: options.permissionMode,
     verbose: options.verbose,
@@ -111,7 +120,9 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
             : [
                 {
                   tone: 'error',
-                  text: `The turn ${result.status}${result.failureClass === undefined ? '' : ` (${result.failureClass})`}.`,
+                  text: `The turn ${result.status}${result.failureClass === undefined ? '' : ` (${result.failureClass})`}.${
+                    result.failureMessage === undefined ? '' : ` ${result.failureMessage}`
+                  }`,
                 },
               ]
         case 'Refused':
@@ -121,9 +132,35 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       }
     },
     resume: async () => {
-      const result = await runtime.resume({ sessionId })
+      const planned = await runtime.plan({ sessionId })
+      if (planned.disposition !== 'continue' || planned.continuation === undefined) {
+        return [
+          { tone: 'warn', text: 'Cannot resume:' },
+          ...planned.rejectionReasons.map((code): Notice => ({
+            tone: 'warn',
+            text: `- ${sentenceOf(code)} (${code})`,
+          })),
+        ]
+      }
+      // Resolved before the owner lock and the claim, so a provider that cannot be built never
+      // spends the boundary.
+      const source = await stores.runs.read(sessionId, planned.continuation.sourceRunId)()
+      if (E.isLeft(source)) {
+        return [{ tone: 'error', text: `The interrupted run's header cannot be read (${source.left._tag}).` }]
+      }
+      const notices: Array<Notice> = []
+      try {
+        const resolved = await providerChoiceForResume(source.right, options.providerFlags ?? {})
+        continuationChoice = resolved.choice
+        if (resolved.note !== undefined) notices.push({ tone: 'info', text: resolved.note })
+      } catch (error) {
+        if (error instanceof BadInputError) return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
+        throw error
+      }
+      const result = await runtime.execute(planned)
       if (result._tag === 'Parked') {
         return [
+          ...notices,
           { tone: 'warn', text: 'Cannot resume:' },
           ...result.plan.rejectionReasons.map((code): Notice => ({
             tone: 'warn',
@@ -137,7 +174,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
           : result._tag === 'Rejected'
             ? 'warn'
             : 'error'
-      return continuationResultLines(result, plain).map((text) => ({ tone, text }))
+      return [...notices, ...continuationResultLines(result, plain).map((text): Notice => ({ tone, text }))]
     },
     plan: async () => {
       const plan = await runtime.plan({ sessionId })

@@ -1,0 +1,336 @@
+/**
+ * The built `maka` against a real OpenAI-compatible endpoint on loopback: failure classes read from
+ * the ledger, multi-turn memory and resume-with-the-source's-model read from what the endpoint got.
+ */
+import { execFile, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { readdir, readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { type Answer, ECHOED_BODY, type EndpointDouble, startEndpointDouble } from './endpointDouble.js'
+import { CLI, type CliResult, cliEnv, ledgerRows, removeScratch, runHeaders, scratch, waitFor } from './support.js'
+
+const doubles: Array<EndpointDouble> = []
+afterEach(async () => {
+  await Promise.all(doubles.splice(0).map((d) => d.close()))
+})
+afterAll(removeScratch)
+
+const endpoint = async (...answers: ReadonlyArray<Answer>) => {
+  const double = await startEndpointDouble(answers)
+  doubles.push(double)
+  return double
+}
+
+/** Runs the built CLI with the resume flag on and `MAKA_API_KEY=test` unless told otherwise. */
+const maka = (args: ReadonlyArray<string>, env: Record<string, string | undefined> = {}): Promise<CliResult> =>
+  new Promise((done) => {
+    const full: NodeJS.ProcessEnv = { ...cliEnv(true), MAKA_API_KEY: 'test', ...env }
+    for (const [key, value] of Object.entries(full)) if (value === undefined) delete full[key]
+    execFile(process.execPath, [CLI, ...args], { env: full, timeout: 60_000 }, (error, stdout, stderr) => {
+      done({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : -1, stdout, stderr })
+    })
+  })
+
+const openai = (double: { readonly baseUrl: string }) => [
+  '--provider',
+  'openai-compatible',
+  '--base-url',
+  double.baseUrl,
+  '--model',
+  'm',
+]
+
+const onlyRun = async (dataDir: string, sessionId: string) => {
+  const [header, ...more] = await runHeaders(dataDir, sessionId)
+  expect(more).toEqual([])
+  if (header === undefined) throw new Error('no run')
+  return { header, rows: await ledgerRows(dataDir, sessionId, String(header['runId'])) }
+}
+
+type Message = { readonly role: string; readonly content?: unknown; readonly tool_calls?: unknown }
+const messagesOf = (request: Record<string, unknown> | undefined): ReadonlyArray<Message> =>
+  (request?.['messages'] as ReadonlyArray<Message> | undefined) ?? []
+
+describe('maka with an openai-compatible endpoint', () => {
+  describe('when the endpoint streams text', () => {
+    it('completes, and the header records the provider, model and base URL but never the key', async () => {
+      const double = await endpoint({ text: 'Hello there.' })
+      const { dataDir, workspace } = await scratch()
+      const result = await maka(
+        ['run', '--data-dir', dataDir, '--session', 's', '--cwd', workspace, ...openai(double), 'hi'],
+        { MAKA_API_KEY: 'sk-never-recorded' },
+      )
+      expect(result.code, result.stderr).toBe(0)
+      const { header, rows } = await onlyRun(dataDir, 's')
+      expect(header).toMatchObject({
+        status: 'completed',
+        providerId: 'openai-compatible',
+        modelId: 'm',
+        providerBaseUrl: double.baseUrl,
+      })
+      expect(rows.some((r) => JSON.stringify(r['content']).includes('Hello there.'))).toBe(true)
+      for (const entry of await readdir(dataDir, { recursive: true, withFileTypes: true })) {
+        if (entry.isFile()) {
+          expect(await readFile(join(entry.parentPath, entry.name), 'utf8')).not.toContain('sk-never-recorded')
+        }
+      }
+    })
+  })
+
+  describe('when the endpoint calls a tool, streamed or as plain JSON', () => {
+    it.each<[string, Answer]>([
+      ['streamed in fragments', { toolCall: { id: 'call-s', name: 'list_dir', args: '{"path":"."}' } }],
+      ['as one JSON chat completion', { json: { toolCall: { name: 'list_dir', args: '{"path":"."}' } } }],
+    ])('runs the tool when it is %s, and sends its result back', async (_how, call) => {
+      const double = await endpoint(call, { text: 'One file.' })
+      const { dataDir, workspace } = await scratch()
+      const result = await maka([
+        'run',
+        '--data-dir',
+        dataDir,
+        '--session',
+        't',
+        '--cwd',
+        workspace,
+        ...openai(double),
+        'ls',
+      ])
+      expect(result.code, result.stderr).toBe(0)
+      const { rows } = await onlyRun(dataDir, 't')
+      const kinds = rows.map((r) => (r['content'] as { kind?: string } | undefined)?.kind ?? null)
+      expect(kinds).toEqual(['text', 'function_call', 'function_response', 'text', null])
+      expect(messagesOf(double.requests[1]).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool'])
+    })
+  })
+
+  describe('when the provider fails', () => {
+    const closedPort = async (): Promise<string> => {
+      const double = await startEndpointDouble([])
+      await double.close()
+      return double.baseUrl
+    }
+
+    it.each<[string, string, () => Promise<string>, Record<string, unknown>, ReadonlyArray<string>]>([
+      [
+        'HTTP 500',
+        'provider_http_error',
+        async () => (await endpoint({ status: 500 })).baseUrl,
+        { httpStatus: 500 },
+        [],
+      ],
+      [
+        'HTTP 401',
+        'provider_auth_error',
+        async () => (await endpoint({ status: 401 })).baseUrl,
+        { httpStatus: 401 },
+        [],
+      ],
+      ['a refused connection', 'provider_unreachable', closedPort, {}, []],
+      [
+        'a connection dropped mid-stream',
+        'provider_connection_lost',
+        async () => (await endpoint({ drop: true })).baseUrl,
+        {},
+        [],
+      ],
+      [
+        'a stalled stream',
+        'provider_timeout',
+        async () => (await endpoint({ stall: true })).baseUrl,
+        {},
+        ['--timeout', '300'],
+      ],
+      [
+        'tool-call arguments that are not JSON',
+        'provider_protocol_error',
+        async () => (await endpoint({ toolCall: { id: 'c', name: 'list_dir', args: '{"path": ' } })).baseUrl,
+        {},
+        [],
+      ],
+    ])(
+      'records %s as %s in the terminal event and says so on stderr',
+      async (_what, failureClass, url, detail, extra) => {
+        const baseUrl = await url()
+        const { dataDir, workspace } = await scratch()
+        const result = await maka([
+          'run',
+          '--data-dir',
+          dataDir,
+          '--session',
+          'f',
+          '--cwd',
+          workspace,
+          ...openai({ baseUrl }),
+          ...extra,
+          'hello',
+        ])
+        expect(result.code, result.stderr).toBe(1)
+        const { header, rows } = await onlyRun(dataDir, 'f')
+        const terminal = rows[rows.length - 1]
+        expect(terminal).toMatchObject({
+          status: 'failed',
+          content: { kind: 'error', code: failureClass },
+          actions: { endInvocation: true, stateDelta: { failureClass, ...detail } },
+        })
+        expect(header).toMatchObject({ status: 'failed', failureClass })
+        expect(result.stdout).toContain(`failed (${failureClass})`)
+        expect(result.stderr).toMatch(/^maka: The (model|connection) .+\.$/m)
+        // No body (it may echo the prompt) in the ledger or on the terminal.
+        expect(JSON.stringify(rows)).not.toContain(ECHOED_BODY)
+        expect(result.stderr + result.stdout).not.toContain(ECHOED_BODY)
+      },
+    )
+  })
+
+  describe('when the timeout comes from MAKA_PROVIDER_TIMEOUT_MS', () => {
+    it('ends a stalled stream as provider_timeout', async () => {
+      const double = await endpoint({ stall: true })
+      const { dataDir, workspace } = await scratch()
+      const result = await maka(
+        ['run', '--data-dir', dataDir, '--session', 'e', '--cwd', workspace, ...openai(double), 'hello'],
+        { MAKA_PROVIDER_TIMEOUT_MS: '300' },
+      )
+      expect(result.code, result.stderr).toBe(1)
+      const { header } = await onlyRun(dataDir, 'e')
+      expect(header).toMatchObject({ status: 'failed', failureClass: 'provider_timeout' })
+    })
+  })
+
+  describe('when the provider flags are bad input', () => {
+    it.each<[string, ReadonlyArray<string>, Record<string, string | undefined>]>([
+      ['an invalid --base-url', ['--base-url', 'not a url'], {}],
+      ['a non-http --base-url', ['--base-url', 'ftp://127.0.0.1/v1'], {}],
+      ['credentials in --base-url', ['--base-url', 'http://user:pw@127.0.0.1/v1'], {}],
+      ['an invalid --timeout', ['--base-url', 'http://127.0.0.1:9/v1', '--timeout', '-5'], {}],
+      [
+        'an invalid MAKA_PROVIDER_TIMEOUT_MS',
+        ['--base-url', 'http://127.0.0.1:9/v1'],
+        { MAKA_PROVIDER_TIMEOUT_MS: 'soon' },
+      ],
+      ['no MAKA_API_KEY', ['--base-url', 'http://127.0.0.1:9/v1'], { MAKA_API_KEY: undefined }],
+    ])('exits 2 on %s and writes nothing', async (_what, flags, env) => {
+      const { dataDir, workspace } = await scratch()
+      const result = await maka(
+        [
+          'run',
+          '--data-dir',
+          dataDir,
+          '--cwd',
+          workspace,
+          '--provider',
+          'openai-compatible',
+          '--model',
+          'm',
+          ...flags,
+          'hi',
+        ],
+        env,
+      )
+      expect(result.code).toBe(2)
+      expect(result.stderr).toMatch(/^maka: .+/)
+      expect(existsSync(dataDir)).toBe(false)
+    })
+  })
+
+  describe('when a second turn runs in the session', () => {
+    it('sends the first turn’s user and model messages before the new prompt', async () => {
+      const double = await endpoint({ text: 'Hello Ada.' }, { text: 'You are Ada.' })
+      const { dataDir, workspace } = await scratch()
+      const turn = (prompt: string) =>
+        maka(['run', '--data-dir', dataDir, '--session', 'memo', '--cwd', workspace, ...openai(double), prompt])
+      expect((await turn('my name is Ada')).code).toBe(0)
+      expect((await turn('what is my name?')).code).toBe(0)
+      expect(messagesOf(double.requests[1]).slice(1)).toEqual([
+        { role: 'user', content: 'my name is Ada' },
+        { role: 'assistant', content: 'Hello Ada.' },
+        { role: 'user', content: 'what is my name?' },
+      ])
+    })
+  })
+
+  describe('when an interrupted openai-compatible run is resumed without provider flags', () => {
+    // A run that committed a tool result and then hung on the model is killed with SIGKILL.
+    const killedRun = async (double: EndpointDouble, dataDir: string, workspace: string) => {
+      await new Promise<void>((done, fail) => {
+        const child = spawn(
+          process.execPath,
+          [CLI, 'run', '--data-dir', dataDir, '--session', 'r', '--cwd', workspace, ...openai(double), 'list files'],
+          { env: { ...cliEnv(true), MAKA_API_KEY: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] },
+        )
+        let out = ''
+        const timer = setTimeout(() => {
+          child.kill('SIGKILL')
+          fail(new Error(`the run never committed its tool result: ${out}`))
+        }, 30_000)
+        child.stdout.setEncoding('utf8')
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk
+          if (out.includes('function_response')) {
+            // Wait until the next model call reached the double, so the kill lands while it hangs.
+            void waitFor('the second request', () => double.requests.length >= 2, 30_000).then(
+              () => child.kill('SIGKILL'),
+              fail,
+            )
+          }
+        })
+        child.on('close', (_code, signal) => {
+          clearTimeout(timer)
+          if (signal === 'SIGKILL') done()
+          else fail(new Error(`the run ended by itself: ${out}`))
+        })
+      })
+    }
+
+    it('fails with exit 2 before the claim when the key is missing, then resumes on the same model', async () => {
+      const double = await endpoint(
+        { toolCall: { id: 'call-r', name: 'list_dir', args: '{"path":"."}' } },
+        { stall: true },
+      )
+      const { dataDir, workspace } = await scratch()
+      await killedRun(double, dataDir, workspace)
+      const runsBefore = await readdir(join(dataDir, 'sessions', 'r', 'runs'))
+
+      const refused = await maka(['resume', '--data-dir', dataDir, '--session', 'r'], { MAKA_API_KEY: undefined })
+      expect(refused.code, refused.stdout).toBe(2)
+      expect(refused.stderr).toMatch(/openai-compatible model m .*MAKA_API_KEY/)
+      expect(await readdir(join(dataDir, 'sessions', 'r', 'runs'))).toEqual(runsBefore)
+      expect(
+        existsSync(join(dataDir, 'sessions', 'r', 'claims'))
+          ? await readdir(join(dataDir, 'sessions', 'r', 'claims'))
+          : [],
+      ).toEqual([])
+      expect(existsSync(join(dataDir, 'sessions', 'r', 'owner.lock'))).toBe(false)
+      expect(double.requests).toHaveLength(2)
+
+      const resumed = await maka(['resume', '--data-dir', dataDir, '--session', 'r'])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stderr).not.toContain('instead of')
+      const third = double.requests[2]
+      expect(third?.['model']).toBe('m')
+      expect(messagesOf(third).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool'])
+      const continuation = (await runHeaders(dataDir, 'r')).find((h) => h['continuationSource'] !== undefined)
+      expect(continuation).toMatchObject({
+        status: 'completed',
+        providerId: 'openai-compatible',
+        modelId: 'm',
+        providerBaseUrl: double.baseUrl,
+      })
+    })
+
+    it('uses a model given by flag instead, with one line saying so', async () => {
+      const double = await endpoint(
+        { toolCall: { id: 'call-o', name: 'list_dir', args: '{"path":"."}' } },
+        { stall: true },
+      )
+      const { dataDir, workspace } = await scratch()
+      await killedRun(double, dataDir, workspace)
+      const resumed = await maka(['resume', '--data-dir', dataDir, '--session', 'r', '--model', 'other'])
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.stderr.split('\n').filter((line) => line.includes('instead of'))).toEqual([
+        `maka: Resuming with openai-compatible model other at ${double.baseUrl} from the flags instead of the recorded openai-compatible model m at ${double.baseUrl}.`,
+      ])
+      expect(double.requests[2]?.['model']).toBe('other')
+    })
+  })
+})
