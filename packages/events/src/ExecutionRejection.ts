@@ -66,6 +66,8 @@ export const FailureClass = {
   provider_error: 'provider_error',
   /** The runtime itself failed (a bug or an I/O error). */
   runtime_error: 'runtime_error',
+  /** The person running the turn interrupted it (Ctrl+C, SIGINT or SIGTERM); the run is `cancelled`. */
+  user_interrupted: 'user_interrupted',
 } as const
 
 /**
