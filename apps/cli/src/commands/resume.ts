@@ -100,6 +100,9 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     const result = await runtime.execute(plan)
     const signal = trap.received()
     const code = exitCodeOf(result, signal)
+    if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
+      process.stderr.write(`${interruptedLine(result.targetRunId)}\n`)
+    }
     if (json) {
       sayLine({
         type: 'result',
@@ -114,9 +117,6 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     for (const line of continuationResultLines(result, style)) say(line)
     const sentence = deniedSentence(narrator.denied())
     if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
-    if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
-      process.stderr.write(`${interruptedLine(result.targetRunId)}\n`)
-    }
     return code
   } finally {
     trap.dispose()

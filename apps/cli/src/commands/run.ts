@@ -54,6 +54,9 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     const signal = trap.received()
     const code = exitCodeOfTurn(result, signal)
     const denied = narrator.denied()
+    if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
+      process.stderr.write(`${interruptedLine(result.runId)}\n`)
+    }
     if (json) {
       sayLine({
         type: 'result',
@@ -74,9 +77,6 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
           } — session ${result.sessionId}, run ${result.runId}`,
         )
         if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
-        if (code === ExitCode.interrupted || code === ExitCode.terminated) {
-          process.stderr.write(`${interruptedLine(result.runId)}\n`)
-        }
         return code
       }
       case 'Refused':
