@@ -52,7 +52,7 @@ export const HELP_LINES: ReadonlyArray<string> = [
   '/plan      show what /resume would do, without doing it',
   '/sessions  list the sessions of this data directory',
   '/help      this help',
-  '/quit      leave (Ctrl+C works too)',
+  '/quit      leave (Ctrl+C too; during a turn Ctrl+C cancels it and leaves)',
 ]
 
 /**
