@@ -16,7 +16,7 @@ const ndjson = (stdout: string): ReadonlyArray<Record<string, unknown>> =>
     .split('\n')
     .map((line) => JSON.parse(line) as Record<string, unknown>)
 
-describe('the maka command surface', () => {
+describe('the maka command surface', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
 
   beforeAll(async () => {

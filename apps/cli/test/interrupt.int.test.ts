@@ -43,7 +43,7 @@ const start = (args: ReadonlyArray<string>): Child => {
 const terminalsOf = (rows: ReadonlyArray<Record<string, unknown>>) =>
   rows.filter((row) => (row['actions'] as Record<string, unknown> | undefined)?.['endInvocation'] === true)
 
-describe('interrupting maka with a signal', () => {
+describe('interrupting maka with a signal', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
   let slow = ''
   const data = () => ['--data-dir', env.dataDir]

@@ -22,7 +22,7 @@ const blockAfter = (readme: string, marker: string): ReadonlyArray<string> => {
   return match[1].split('\n').filter((line) => line.trim() !== '' && !line.trim().startsWith('#'))
 }
 
-describe('README quick start', () => {
+describe('README quick start', { timeout: 240_000 }, () => {
   afterAll(removeScratch)
 
   it('works pasted verbatim into a fresh shell', async () => {

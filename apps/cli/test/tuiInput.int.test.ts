@@ -89,7 +89,7 @@ const userTexts = async (dataDir: string, sessionId: string): Promise<ReadonlyAr
   return texts
 }
 
-describe('maka chat input and interrupts in a terminal', () => {
+describe('maka chat input and interrupts in a terminal', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
   let slow = ''
 
