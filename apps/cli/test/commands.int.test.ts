@@ -40,7 +40,7 @@ interface SessionsJson {
   }>
 }
 
-describe('maka commands', () => {
+describe('maka commands', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
   let data: Array<string>
 
