@@ -145,7 +145,8 @@ describe('interrupting maka with a signal', { timeout: 120_000 }, () => {
       expect([130, 143]).toContain(code)
       expect(run.err()).toContain('interrupted again')
       const [header] = await runHeaders(env.dataDir, 'twice')
-      expect(header?.['status']).toBe('running')
+      // Non-terminal: the signals may land just before or after the header says running.
+      expect(['created', 'running']).toContain(header?.['status'])
       const runId = String(header?.['runId'])
       expect(terminalsOf(await ledgerRows(env.dataDir, 'twice', runId))).toEqual([])
 
