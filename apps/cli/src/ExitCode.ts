@@ -15,6 +15,10 @@ export const ExitCode = {
   badInput: 2,
   /** The planner parked (or execution was rejected): resuming was refused with stable reasons. */
   parked: 3,
+  /** SIGINT (Ctrl+C): the active run was cancelled (or, on a second signal, left to recovery). */
+  interrupted: 130,
+  /** SIGTERM: as `interrupted`, for the termination signal. */
+  terminated: 143,
 } as const
 
 /**

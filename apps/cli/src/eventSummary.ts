@@ -15,6 +15,8 @@ export interface EventSummary {
   readonly text: string
   readonly toolName?: string
   readonly toolCallId?: string
+  /** On a `function_response`: the call was refused by a permission decision, so the tool never ran. */
+  readonly denied?: true
 }
 
 const MAX_TEXT = 160
@@ -35,10 +37,20 @@ const failureClassOf = (event: RuntimeEvent): string | undefined => {
 }
 
 /**
+ * How to summarise: which calls were denied earlier in the ledger, and whether model text is kept
+ * whole (`--json`) instead of cut to one short line.
+ * @category models
+ */
+export interface SummaryContext {
+  readonly deniedCallIds?: ReadonlySet<string>
+  readonly fullText?: boolean
+}
+
+/**
  * Summarises one event.
  * @category constructors
  */
-export const summarizeEvent = (event: RuntimeEvent): EventSummary => {
+export const summarizeEvent = (event: RuntimeEvent, context: SummaryContext = {}): EventSummary => {
   const { role } = event
   if (isContinuationStartEvent(event)) {
     const refs = event.refs
@@ -73,19 +85,22 @@ export const summarizeEvent = (event: RuntimeEvent): EventSummary => {
   if (content === undefined) return { role, kind: 'note', text: '' }
   switch (content.kind) {
     case 'text':
-      return { role, kind: 'text', text: oneLine(content.text) }
+      return { role, kind: 'text', text: context.fullText === true ? content.text : oneLine(content.text) }
     case 'thinking':
       return { role, kind: 'thinking', text: '' }
     case 'function_call':
       return { role, kind: 'function_call', text: content.name, toolName: content.name, toolCallId: content.id }
-    case 'function_response':
+    case 'function_response': {
+      const denied = context.deniedCallIds?.has(content.id) === true
       return {
         role,
         kind: 'function_response',
-        text: `${content.name} ${content.isError === true ? 'error' : 'ok'}`,
+        text: `${content.name} ${denied ? 'denied' : content.isError === true ? 'error' : 'ok'}`,
         toolName: content.name,
         toolCallId: content.id,
+        ...(denied ? { denied: true as const } : {}),
       }
+    }
     case 'error':
       return { role, kind: 'error', text: content.code ?? '' }
   }
@@ -97,3 +112,73 @@ export const summarizeEvent = (event: RuntimeEvent): EventSummary => {
  */
 export const formatSummary = (summary: EventSummary): string =>
   `${summary.role.padEnd(6)} ${summary.kind.padEnd(19)} ${summary.text}`.trimEnd()
+
+/**
+ * Summarises the events of one ledger in order, remembering permission decisions so that the
+ * response of a denied call reads as denied (not as a tool that ran and failed).
+ * @category models
+ */
+export interface EventNarrator {
+  summarize(event: RuntimeEvent): EventSummary
+  /** The names of the tools whose calls were denied so far, in order. */
+  denied(): ReadonlyArray<string>
+}
+
+/**
+ * Creates a narrator for one stream of events (one or more runs).
+ * @category constructors
+ */
+export const makeEventNarrator = (options: { readonly fullText?: boolean } = {}): EventNarrator => {
+  const callOfRequest = new Map<string, string>()
+  const deniedCallIds = new Set<string>()
+  const deniedTools: Array<string> = []
+  return {
+    summarize: (event) => {
+      const request = event.actions?.permissionRequest
+      if (request?.toolCallId !== undefined) callOfRequest.set(request.requestId, request.toolCallId)
+      const decision = event.actions?.permissionDecision
+      if (decision?.decision === 'deny') {
+        const callId = callOfRequest.get(decision.requestId)
+        if (callId !== undefined) deniedCallIds.add(callId)
+      }
+      const summary = summarizeEvent(event, { deniedCallIds, ...(options.fullText === true ? { fullText: true } : {}) })
+      if (summary.denied === true && summary.toolName !== undefined) deniedTools.push(summary.toolName)
+      return summary
+    },
+    denied: () => deniedTools,
+  }
+}
+
+/**
+ * One committed event as a `--json` line of `run` and `resume` (see apps/cli/README.md).
+ * @category models
+ */
+export interface EventJson extends EventSummary {
+  readonly type: 'event'
+  readonly sessionId: string
+  readonly runId: string
+  readonly eventId: string
+  readonly status?: string
+}
+
+/**
+ * Builds the `--json` line of one committed event.
+ * @category constructors
+ */
+export const eventJson = (event: RuntimeEvent, summary: EventSummary): EventJson => ({
+  type: 'event' as const,
+  sessionId: event.sessionId,
+  runId: event.runId,
+  eventId: event.id,
+  ...summary,
+  ...(event.status === undefined ? {} : { status: event.status }),
+})
+
+/**
+ * The sentence that says which tool calls were refused, or null when none was.
+ * @category constructors
+ */
+export const deniedSentence = (tools: ReadonlyArray<string>): string | null =>
+  tools.length === 0
+    ? null
+    : `${tools.length} tool call${tools.length === 1 ? ' was' : 's were'} denied and did not run (${[...new Set(tools)].join(', ')}).`

@@ -3,8 +3,44 @@
  * Commands are loaded lazily so `maka sessions` never pays for ink or the runtime it does not use.
  * Parse errors (unknown option, missing argument, bad choice) are one stderr line and exit 2.
  */
+import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { BadInputError, ExitCode } from './ExitCode.js'
+
+/**
+ * The version of the `@maka/cli` package (`maka --version`), read from its package.json next to
+ * `src/` and `dist/`.
+ * @category constructors
+ */
+export const cliVersion = (): string => {
+  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown
+  }
+  return typeof manifest.version === 'string' ? manifest.version : 'unknown'
+}
+
+// Every command's --help ends with its exit codes and the environment it reads, so a script author
+// never has to open the README to branch on them.
+const EXIT_TEXT = {
+  ok: '0    done',
+  failed: '1    the run failed',
+  badInput: '2    bad input (unknown option, session or run, malformed id, unreadable data dir); nothing changed',
+  parked: '3    parked: resuming was refused, every reason printed (also: nothing to resume)',
+  interrupted: '130  interrupted by SIGINT (Ctrl+C): the active run was cancelled (143 for SIGTERM)',
+} as const
+
+const helpFooter = (codes: ReadonlyArray<string>): string =>
+  [
+    '',
+    'Exit codes:',
+    ...codes.map((line) => `  ${line}`),
+    '',
+    'Environment:',
+    '  MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1  enables safe-boundary resume (without it every plan parks',
+    '                                       with resume_feature_disabled)',
+    '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
+    '  MAKA_API_KEY                         the key of --provider openai-compatible',
+  ].join('\n')
 
 /**
  * The global options every command sees (commander's `optsWithGlobals`).
@@ -75,6 +111,11 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .exitOverride()
     .configureOutput({ outputError: (text, write) => write(`maka: ${oneLine(text.replace(/^error: /, ''))}\n`) })
     .showSuggestionAfterError(true)
+    .version(cliVersion(), '-V, --version', 'the version of maka')
+    .addHelpText(
+      'after',
+      helpFooter([EXIT_TEXT.ok, EXIT_TEXT.failed, EXIT_TEXT.badInput, EXIT_TEXT.parked, EXIT_TEXT.interrupted]),
+    )
 
   const act =
     <A extends Array<unknown>>(handler: (...args: A) => Promise<ExitCode>) =>
@@ -94,6 +135,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .option('--script <file>', 'the scripted turn to crash (default: the built-in demo script)')
     .option('--json', 'one JSON object with the steps, the plan, the result and the lineage')
     .option('--keep', 'keep the scratch data dir and workspace (also implied by an explicit --data-dir)')
+    .addHelpText(
+      'after',
+      helpFooter(['0    every step behaved as the contract says', '1    a step did not', EXIT_TEXT.badInput]),
+    )
     .action(
       act(async (options: DemoFlags, command: Command) =>
         (await import('./commands/demo.js')).demo(options, globalsOf(command)),
@@ -115,7 +160,15 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     sub(program, 'chat')
       .description('interactive terminal UI (/resume, /plan, /sessions, /help, /quit)')
       .option('--session <id>', 'the session to open or create (default: a new one)')
-      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)'),
+      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
+      .addHelpText(
+        'after',
+        helpFooter([
+          '0    left with /quit, or Ctrl+C while nothing runs',
+          EXIT_TEXT.badInput,
+          '130  Ctrl+C or SIGINT while a turn runs: it was cancelled (143 for SIGTERM)',
+        ]),
+      ),
   ).action(
     act(async (options: ChatFlags, command: Command) =>
       (await import('./commands/chat.js')).chat(options, globalsOf(command)),
@@ -127,7 +180,17 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       .description('one headless turn; committed events are streamed to stdout')
       .argument('<prompt>', 'the user prompt')
       .option('--session <id>', 'the session to continue or create (default: a new one)')
-      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)'),
+      .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
+      .option('--json', 'newline-delimited JSON: one object per committed event, then a result object')
+      .addHelpText(
+        'after',
+        helpFooter([
+          '0    the turn completed',
+          '1    the turn failed or was refused',
+          EXIT_TEXT.badInput,
+          EXIT_TEXT.interrupted,
+        ]),
+      ),
   ).action(
     act(async (prompt: string, options: RunFlags, command: Command) =>
       (await import('./commands/run.js')).run(prompt, options, globalsOf(command)),
@@ -137,6 +200,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
   sub(program, 'sessions')
     .description('sessions with their latest run status and an "interrupted" mark')
     .option('--json', 'JSON output')
+    .addHelpText('after', helpFooter(['0    listed', EXIT_TEXT.badInput]))
     .action(
       act(async (options: JsonFlag, command: Command) =>
         (await import('./commands/sessions.js')).sessions(options, globalsOf(command)),
@@ -147,6 +211,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .description("a session's runs as a lineage tree and each ledger as a timeline")
     .argument('<session>', 'session id')
     .option('--json', 'JSON output')
+    .addHelpText('after', helpFooter(['0    shown', '2    unknown session or other bad input; nothing changed']))
     .action(
       act(async (sessionId: string, options: JsonFlag, command: Command) =>
         (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
@@ -156,6 +221,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
   sub(program, 'recover')
     .description('the startup recovery pass, reporting each repair')
     .option('--json', 'JSON output')
+    .addHelpText('after', helpFooter(['0    the pass ran (each repair reported)', EXIT_TEXT.badInput]))
     .action(
       act(async (options: JsonFlag, command: Command) =>
         (await import('./commands/recover.js')).recover(options, globalsOf(command)),
@@ -166,7 +232,17 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     sub(program, 'resume')
       .description('recover, plan the latest safe boundary and execute it')
       .option('--session <id>', 'session (default: the most recent one)')
-      .option('--json', 'JSON output: the plan and the result'),
+      .option('--json', 'newline-delimited JSON: the plan, one object per committed event, then a result object')
+      .addHelpText(
+        'after',
+        helpFooter([
+          '0    the continuation completed',
+          '1    the continuation failed',
+          EXIT_TEXT.badInput,
+          '3    parked or rejected: every reason printed (also: no session or nothing to resume)',
+          EXIT_TEXT.interrupted,
+        ]),
+      ),
   ).action(
     act(async (options: ResumeFlags, command: Command) =>
       (await import('./commands/resume.js')).resume(options, globalsOf(command)),
@@ -178,6 +254,14 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .option('--run <id>', 'plan this run instead of the latest top-level run')
     .option('--json', 'print the plan JSON')
     .option('--no-recover', 'skip the recovery pass')
+    .addHelpText(
+      'after',
+      helpFooter([
+        '0    the plan continues',
+        EXIT_TEXT.badInput,
+        '3    the plan parks (also: no session or nothing to resume)',
+      ]),
+    )
     .action(
       act(async (options: ResumePlanFlags, command: Command) =>
         (await import('./commands/resumePlan.js')).resumePlan(options, globalsOf(command)),
@@ -233,6 +317,7 @@ export interface ChatFlags extends ModelFlags {
 export interface RunFlags extends ModelFlags {
   readonly session?: string
   readonly cwd?: string
+  readonly json?: boolean
 }
 /**
  * `--json`.

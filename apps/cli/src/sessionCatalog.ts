@@ -8,7 +8,7 @@ import { type AgentRun, type SessionRecord, isTerminalRunStatus } from '@maka/ev
 import { ownerLockLiveness } from '@maka/host-inspector'
 import { projectResumePlan } from '@maka/projection'
 import type { FileStores } from '@maka/stores'
-import { type EventSummary, summarizeEvent } from './eventSummary.js'
+import { type EventSummary, makeEventNarrator } from './eventSummary.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -221,8 +221,9 @@ export const loadSessionDetail = async (
     }
     const { events, highWater, problem, tornTail } = ledger.right
     const operations = new Map(projectResumePlan(events).operations.map((op) => [op.toolCallId, op.status]))
+    const narrator = makeEventNarrator()
     const timeline = events.map((event, i): TimelineEntry => {
-      const summary = summarizeEvent(event)
+      const summary = narrator.summarize(event)
       const status = summary.toolCallId === undefined ? undefined : operations.get(summary.toolCallId)
       return {
         index: i + 1,

@@ -53,6 +53,7 @@ const fakeBackend = () => {
     }),
     plan: vi.fn(async (): Promise<ReadonlyArray<Notice>> => [{ tone: 'warn', text: 'park — no source run' }]),
     sessions: vi.fn(async (): Promise<ReadonlyArray<Notice>> => [{ tone: 'info', text: '* s' }]),
+    cancel: vi.fn(() => null),
   }
   return backend
 }

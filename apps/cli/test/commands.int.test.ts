@@ -40,7 +40,7 @@ interface SessionsJson {
   }>
 }
 
-describe('maka commands', () => {
+describe('maka commands', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
   let data: Array<string>
 
@@ -208,7 +208,16 @@ describe('maka commands', () => {
         flag: true,
       })
       expect(resumed.code).toBe(0)
-      const out = json<{ result: { _tag: string; status: string; targetRunId: string } }>(resumed)
+      // --json is newline-delimited: the plan, one object per committed event, then the result.
+      const stream = resumed.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      expect(stream[0]).toMatchObject({ type: 'plan', sessionId: 'cut', plan: { disposition: 'continue' } })
+      expect(stream.slice(1, -1).every((line) => line['type'] === 'event')).toBe(true)
+      expect(stream.slice(1, -1).map((line) => line['kind'])).toEqual(['continuation_start', 'text', 'terminal'])
+      const out = stream[stream.length - 1] as { result: { _tag: string; status: string; targetRunId: string } }
+      expect(out).toMatchObject({ type: 'result', command: 'resume', exitCode: 0 })
       expect(out.result).toMatchObject({ _tag: 'Finished', status: 'completed' })
       const rows = await ledgerRows(env.dataDir, 'cut', out.result.targetRunId)
       expect(rows.some((row) => row['role'] === 'user')).toBe(false)

@@ -80,6 +80,8 @@ export const FailureClass = {
   provider_protocol_error: 'provider_protocol_error',
   /** The runtime itself failed (a bug or an I/O error). */
   runtime_error: 'runtime_error',
+  /** The person running the turn interrupted it (Ctrl+C, SIGINT or SIGTERM); the run is `cancelled`. */
+  user_interrupted: 'user_interrupted',
 } as const
 
 /**

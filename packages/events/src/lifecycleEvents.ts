@@ -75,7 +75,12 @@ export const makeContinuationStartEvent = (
  */
 export type TerminalOutcome =
   | { readonly status: 'completed' }
-  | { readonly status: Exclude<TerminalEventStatus, 'completed' | 'failed'>; readonly reason?: string }
+  | {
+      readonly status: Exclude<TerminalEventStatus, 'completed' | 'failed'>
+      readonly reason?: string
+      /** Why it stopped as a stable class (e.g. `user_interrupted`), recorded like a failed run's. */
+      readonly failureClass?: string
+    }
   | {
       readonly status: 'failed'
       readonly failureClass: string
@@ -98,8 +103,19 @@ export const makeTerminalEvent = (identity: RunIdentity, stamp: RowStamp, outcom
       return {
         ...row,
         status: outcome.status,
-        actions: { endInvocation: true },
-        ...(outcome.reason === undefined ? {} : { content: { kind: 'error', message: outcome.reason } }),
+        actions: {
+          endInvocation: true,
+          ...(outcome.failureClass === undefined ? {} : { stateDelta: { failureClass: outcome.failureClass } }),
+        },
+        ...(outcome.reason === undefined
+          ? {}
+          : {
+              content: {
+                kind: 'error',
+                message: outcome.reason,
+                ...(outcome.failureClass === undefined ? {} : { code: outcome.failureClass }),
+              },
+            }),
       }
     case 'failed':
       return {

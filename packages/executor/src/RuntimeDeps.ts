@@ -93,6 +93,12 @@ export interface PermissionQuestion {
   readonly requestId: string
   readonly toolName: string
   readonly toolCallId: string
+  /**
+   * What the call will do (`write notes.txt (12 bytes)`, `run: ls -la`), for the person answering.
+   * It may hold tool arguments, so hosts show it in the terminal only: never in a log, a lifecycle
+   * event or the ledger.
+   */
+  readonly preview?: string
 }
 
 /**

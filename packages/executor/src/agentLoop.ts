@@ -24,6 +24,8 @@ export type LoopOutcome =
       /** Secret-free facts recorded in the terminal event's `stateDelta` (e.g. `httpStatus`). */
       readonly detail?: Readonly<Record<string, number>>
     }
+  /** The host cancelled the run (Ctrl+C): every committed tool call has its response. */
+  | { readonly _tag: 'Cancelled' }
 
 /**
  * Everything one loop needs.
@@ -43,6 +45,8 @@ export interface LoopInput {
   readonly cwd: string
   readonly maxModelSteps: number
   readonly crashPoint: (point: CrashPoint) => Promise<void>
+  /** Aborted when the host cancels the run: the model stream stops, a running shell is killed. */
+  readonly signal?: AbortSignal
 }
 
 interface StepResult {
@@ -57,7 +61,13 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
   const toolCalls: Array<{ id: string; name: string; args: unknown }> = []
   let usage: { input: number; output: number } | null = null
   const specs = input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
-  for await (const chunk of input.provider.stream({ systemPrompt: input.systemPrompt, messages, tools: specs })) {
+  const request = {
+    systemPrompt: input.systemPrompt,
+    messages,
+    tools: specs,
+    ...(input.signal === undefined ? {} : { signal: input.signal }),
+  }
+  for await (const chunk of input.provider.stream(request)) {
     switch (chunk.type) {
       case 'text_delta':
         text += chunk.text
@@ -81,7 +91,44 @@ const shellRecorder = (stores: FileStores) => ({
   },
 })
 
-const authorise = async (input: LoopInput, tool: Tool, toolCallId: string): Promise<'allow' | 'deny'> => {
+// The preview is for the person answering, in the terminal only: it is never written to the ledger.
+const describeCall = (tool: Tool, args: unknown): string | undefined => {
+  try {
+    return tool.describeCall?.(args)
+  } catch {
+    return undefined
+  }
+}
+
+// Resolves 'deny' as soon as the run is cancelled, so a pending question cannot hold a cancel open.
+const untilAborted = (
+  answer: Promise<'allow' | 'deny'>,
+  signal: AbortSignal | undefined,
+): Promise<'allow' | 'deny'> => {
+  if (signal === undefined) return answer
+  if (signal.aborted) return Promise.resolve('deny')
+  return new Promise((resolve) => {
+    const onAbort = () => resolve('deny')
+    signal.addEventListener('abort', onAbort, { once: true })
+    answer.then(
+      (decision) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(signal.aborted ? 'deny' : decision)
+      },
+      () => {
+        signal.removeEventListener('abort', onAbort)
+        resolve('deny')
+      },
+    )
+  })
+}
+
+const authorise = async (
+  input: LoopInput,
+  tool: Tool,
+  toolCallId: string,
+  args: unknown,
+): Promise<'allow' | 'deny'> => {
   if (!tool.mutates) return 'allow'
   const { writer } = input
   const requestId = `perm-${toolCallId}`
@@ -103,21 +150,29 @@ const authorise = async (input: LoopInput, tool: Tool, toolCallId: string): Prom
     } else {
       await writer.setStatus('waiting_permission')
       const header = writer.header()
-      decision = await input.askPermission({
-        sessionId: header.sessionId,
-        runId: header.runId,
-        requestId,
-        toolName: tool.name,
-        toolCallId,
-      })
+      const preview = describeCall(tool, args)
+      decision = await untilAborted(
+        input.askPermission({
+          sessionId: header.sessionId,
+          runId: header.runId,
+          requestId,
+          toolName: tool.name,
+          toolCallId,
+          ...(preview === undefined ? {} : { preview }),
+        }),
+        input.signal,
+      )
       await writer.setStatus('running')
     }
   }
+  // A cancelled question was answered by nobody: the runtime denies it, and says so.
+  const answeredByUser =
+    input.permissionMode === 'ask' && input.askPermission !== undefined && input.signal?.aborted !== true
   // A decision is a system fact, never a user message; `author` says who decided (the person under
   // `ask`, the configured mode otherwise).
   await writer.append({
     role: 'system',
-    author: input.permissionMode === 'ask' && input.askPermission !== undefined ? 'user' : 'system',
+    author: answeredByUser ? 'user' : 'system',
     actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
   })
   return decision
@@ -132,6 +187,7 @@ const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls
       cwd: input.cwd,
       toolCallId: call.id,
       shellRuns: shellRecorder(input.stores),
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
     })
   } catch {
     return { result: { error: `The tool ${tool.name} failed unexpectedly.` }, isError: true }
@@ -144,11 +200,15 @@ const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls
  */
 export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
   const { writer } = input
+  const cancelled = () => input.signal?.aborted === true
   for (let step = 0; step < input.maxModelSteps; step += 1) {
+    if (cancelled()) return { _tag: 'Cancelled' }
     let result: StepResult
     try {
       result = await runStep(input)
     } catch (error) {
+      // Whatever the provider threw once we aborted it, the cause is the cancel.
+      if (cancelled()) return { _tag: 'Cancelled' }
       if (!(error instanceof ProviderError)) {
         return { _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' }
       }
@@ -200,7 +260,10 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       let outcome: ToolOutcome
       if (tool === undefined) {
         outcome = { result: { error: `There is no tool named ${call.name}.` }, isError: true }
-      } else if ((await authorise(input, tool, call.id)) === 'deny') {
+      } else if (cancelled()) {
+        // The call row is committed, so it gets a response: the tool never ran.
+        outcome = { result: { error: 'The run was cancelled before this tool ran.' }, isError: true }
+      } else if ((await authorise(input, tool, call.id, call.args)) === 'deny') {
         outcome = { result: { error: 'Permission denied.' }, isError: true }
       } else {
         outcome = await runTool(input, tool, call)
@@ -219,6 +282,7 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       })
       await input.crashPoint('after_tool_response')
     }
+    if (cancelled()) return { _tag: 'Cancelled' }
   }
   return {
     _tag: 'Failed',

@@ -61,7 +61,8 @@ const failureClassOf = (event: RuntimeEvent): string | undefined => {
 
 const headerFromTerminal = (header: AgentRun, terminal: RuntimeEvent, now: IsoTimestamp): AgentRun => {
   const status = runStatusFromTerminalStatus(terminal.status as 'completed' | 'failed' | 'aborted' | 'cancelled')
-  const failureClass = status === 'failed' ? failureClassOf(terminal) : undefined
+  // A cancelled run keeps its class too (`user_interrupted`), so a repaired header says why it stopped.
+  const failureClass = status === 'failed' || status === 'cancelled' ? failureClassOf(terminal) : undefined
   const { failureClass: _previous, ...rest } = header
   return {
     ...rest,

@@ -19,6 +19,7 @@ import {
   type SessionId,
   type TerminalRunStatus,
   ExecutionRejectionSentences,
+  FailureClass,
   describeParkReason,
   isSafeId,
   makeContinuationStartEvent,
@@ -113,6 +114,14 @@ export interface Runtime {
   /** Plans the latest safe boundary and executes it when the plan says continue. */
   resume(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationResult>
   recover(options?: { readonly sessionIds?: ReadonlyArray<string> }): Promise<RecoveryReport>
+  /**
+   * Cancels the active run (a normal turn or a continuation), e.g. on Ctrl+C: the model stream is
+   * aborted, a running shell command's process group is killed (other tools finish), then the
+   * terminal event (`cancelled`, `user_interrupted`) and the terminal header are written durably
+   * and the owner lock is released when the pending `runTurn`/`execute` call returns. Returns the
+   * cancelled run's id, or null when no run is active.
+   */
+  cancel(): string | null
 }
 
 // -------------------------------------------------------------------------------------
@@ -134,6 +143,20 @@ const providerBaseUrlOf = (provider: ModelProvider): Pick<AgentRun, 'providerBas
   provider.baseUrl === undefined || provider.baseUrl === ''
     ? {}
     : { providerBaseUrl: provider.baseUrl as NonEmptyString }
+
+const failureClassOfOutcome = (outcome: LoopOutcome): string | undefined =>
+  outcome._tag === 'Failed'
+    ? outcome.failureClass
+    : outcome._tag === 'Cancelled'
+      ? FailureClass.user_interrupted
+      : undefined
+
+// What a Finished result says of a run that did not complete: its class, and the failure's sentence.
+const failureOf = (outcome: LoopOutcome): { failureClass?: string; failureMessage?: string } => {
+  const failureClass = failureClassOfOutcome(outcome)
+  if (failureClass === undefined) return {}
+  return outcome._tag === 'Failed' ? { failureClass, failureMessage: outcome.message } : { failureClass }
+}
 
 const errorClassOf = (error: unknown): string =>
   error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
@@ -157,6 +180,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
 
   // The in-process guard: one active run per runtime, one claim per boundary or session in flight.
   let activeRunId: string | null = null
+  // One controller per active run; `cancel` aborts it. Made when the run becomes active, so a cancel
+  // that arrives before the first write is still seen by the loop.
+  let activeAbort: AbortController | null = null
   const inflight = new Set<string>()
 
   const crashPoint = (runId: string) => async (point: CrashPoint) => {
@@ -184,8 +210,10 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     history: ReadonlyArray<RuntimeEvent>,
     cwd: string,
     runId: string,
+    signal: AbortSignal,
   ): Promise<LoopOutcome> =>
     runAgentLoop({
+      signal,
       writer,
       provider,
       history,
@@ -206,21 +234,26 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       writer.stamp(),
       outcome._tag === 'Completed'
         ? { status: 'completed' }
-        : {
-            status: 'failed',
-            failureClass: outcome.failureClass,
-            message: outcome.message,
-            ...(outcome.detail === undefined ? {} : { stateDelta: outcome.detail }),
-          },
+        : outcome._tag === 'Cancelled'
+          ? { status: 'cancelled', failureClass: FailureClass.user_interrupted, reason: 'The run was interrupted.' }
+          : {
+              status: 'failed',
+              failureClass: outcome.failureClass,
+              message: outcome.message,
+              ...(outcome.detail === undefined ? {} : { stateDelta: outcome.detail }),
+            },
     )
     await writer.appendRow(terminal, { durable: true })
     await crashPoint(runId)('after_terminal_event_committed')
-    const status: TerminalRunStatus = outcome._tag === 'Completed' ? 'completed' : 'failed'
+    const status: TerminalRunStatus =
+      outcome._tag === 'Completed' ? 'completed' : outcome._tag === 'Cancelled' ? 'cancelled' : 'failed'
+    const failureClass = failureClassOfOutcome(outcome)
     await writer.setStatus(
       status,
       {
         completedAt: nowIso(),
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass as NonEmptyString } : {}),
+        ...(failureClass === undefined ? {} : { failureClass: failureClass as NonEmptyString }),
+        ...(outcome._tag === 'Cancelled' ? { abortSource: 'user' } : {}),
       },
       { durable: true },
     )
@@ -242,6 +275,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
     const runId = newId('run')
     activeRunId = runId
+    const abort = new AbortController()
+    activeAbort = abort
     try {
       const owned = await acquireOwnership(sessionId)
       if (E.isLeft(owned)) {
@@ -250,12 +285,13 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
           : { _tag: 'Refused', code: 'store_failed', message: describeStoreError(owned.left) }
       }
       try {
-        return await runTurnOwned(sessionId, runId, request)
+        return await runTurnOwned(sessionId, runId, request, abort.signal)
       } finally {
         await releaseOwnership(sessionId, owned.right)
       }
     } finally {
       activeRunId = null
+      activeAbort = null
     }
   }
 
@@ -277,7 +313,12 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     return E.isLeft(created) ? E.left(describeStoreError(created.left)) : E.right(cwd)
   }
 
-  const runTurnOwned = async (sessionId: string, runId: string, request: TurnRequest): Promise<TurnResult> => {
+  const runTurnOwned = async (
+    sessionId: string,
+    runId: string,
+    request: TurnRequest,
+    signal: AbortSignal,
+  ): Promise<TurnResult> => {
     const cwdResult = await sessionCwd(sessionId, request.cwd)
     if (E.isLeft(cwdResult)) return { _tag: 'Refused', code: 'workspace_unavailable', message: cwdResult.left }
     let cwd = cwdResult.right
@@ -322,14 +363,14 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       await writer.appendRow(makeInitialUserEvent(header, writer.stamp(), request.prompt), { durable: true })
       await crashPoint(runId)('after_initial_user_committed')
       await writer.setStatus('running')
-      const outcome = await runLoop(writer, provider, history.right, cwd, runId)
+      const outcome = await runLoop(writer, provider, history.right, cwd, runId, signal)
       const status = await finishRun(writer, outcome, runId)
       return {
         _tag: 'Finished',
         sessionId,
         runId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
+        ...failureOf(outcome),
       }
     } catch (error) {
       // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
@@ -397,6 +438,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     inflight.add(boundaryKey)
     inflight.add(sessionKey)
     activeRunId = c.runId
+    const abort = new AbortController()
+    activeAbort = abort
     try {
       const owned = await acquireOwnership(c.sessionId)
       if (E.isLeft(owned)) {
@@ -409,12 +452,13 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         return result
       }
       try {
-        return await executeOwned(c)
+        return await executeOwned(c, abort.signal)
       } finally {
         await releaseOwnership(c.sessionId, owned.right)
       }
     } finally {
       activeRunId = null
+      activeAbort = null
       inflight.delete(boundaryKey)
       inflight.delete(sessionKey)
     }
@@ -457,7 +501,10 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
   }
 
-  const executeOwned = async (c: NonNullable<ContinuationPlan['continuation']>): Promise<ContinuationResult> => {
+  const executeOwned = async (
+    c: NonNullable<ContinuationPlan['continuation']>,
+    signal: AbortSignal,
+  ): Promise<ContinuationResult> => {
     const observed = await observeForRevalidation(c)
     const codes = revalidate(c, observed)
     if (codes.length > 0) {
@@ -549,10 +596,11 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     })
     try {
       await writer.setStatus('running')
-      const outcome = await runLoop(writer, provider, [...earlier.right, ...c.runtimeContext], source.cwd, c.runId)
+      const outcome = await runLoop(writer, provider, [...earlier.right, ...c.runtimeContext], source.cwd, c.runId, signal)
       const status = await finishRun(writer, outcome, c.runId)
-      if (outcome._tag === 'Failed') {
-        emitExecutionFailed(c, c.runId, outcome.failureClass)
+      const failureClass = failureClassOfOutcome(outcome)
+      if (failureClass !== undefined) {
+        emitExecutionFailed(c, c.runId, failureClass)
       } else {
         emitSafely(deps.sink, {
           type: 'execution_completed',
@@ -568,7 +616,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         targetRunId: c.runId,
         targetTurnId: c.turnId,
         status,
-        ...(outcome._tag === 'Failed' ? { failureClass: outcome.failureClass, failureMessage: outcome.message } : {}),
+        ...failureOf(outcome),
       }
     } catch (error) {
       return failed(
@@ -586,5 +634,11 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
 
   const recover = makeStartupRecovery({ stores, inspector: deps.inspector, clock, acquireOwnership, releaseOwnership })
 
-  return { runTurn, plan, execute, resume, recover }
+  const cancel = (): string | null => {
+    if (activeAbort === null || activeRunId === null) return null
+    activeAbort.abort()
+    return activeRunId
+  }
+
+  return { runTurn, plan, execute, resume, recover, cancel }
 }

@@ -170,5 +170,6 @@ export const DEMO_SCRIPT: ReadonlyArray<ScriptStep> = [
       },
     },
   },
-  { text: 'I listed the workspace and wrote notes.txt with a short summary.' },
+  // A script cannot see its tool results, so its answer claims nothing a denial could make untrue.
+  { text: 'I listed the workspace and asked to write notes.txt; the tool result above says whether it was written.' },
 ]

@@ -47,5 +47,7 @@ export interface Tool {
   readonly parameters: Readonly<Record<string, unknown>>
   /** True when a call changes the world (writes, runs commands): it needs permission under `ask`. */
   readonly mutates: boolean
+  /** A one-line preview of what a call will do, shown to the person asked for permission. */
+  describeCall?(args: unknown): string | undefined
   run(args: unknown, context: ToolContext): Promise<ToolOutcome>
 }

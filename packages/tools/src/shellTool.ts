@@ -297,6 +297,14 @@ export const makeShellTool = (): Tool =>
         additionalProperties: false,
       },
       mutates: true,
+      describeCall: (args) =>
+        pipe(
+          decodeArgs(args),
+          E.match(
+            () => undefined,
+            (a) => `run ${JSON.stringify(a.command)}${a.background === true ? ' in the background' : ''}`,
+          ),
+        ),
     },
     async (args, context) => {
       const parsed = decodeArgs(args)

@@ -35,6 +35,12 @@ export const makeWriteFileTool = (): Tool =>
         additionalProperties: false,
       },
       mutates: true,
+      describeCall: (args) => {
+        if (typeof args !== 'object' || args === null) return undefined
+        const { path, content } = args as { path?: unknown; content?: unknown }
+        if (typeof path !== 'string') return undefined
+        return `write ${path}${typeof content === 'string' ? ` (${Buffer.byteLength(content)} bytes)` : ''}`
+      },
     },
     async (args, context) => {
       const parsed = pipe(

@@ -63,3 +63,11 @@ export const say = (line: string = ''): void => {
 export const sayJson = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`)
 }
+
+/**
+ * Writes one value as one line of JSON (newline-delimited JSON streams).
+ * @category constructors
+ */
+export const sayLine = (value: unknown): void => {
+  process.stdout.write(`${JSON.stringify(value)}\n`)
+}

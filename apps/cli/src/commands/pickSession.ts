@@ -1,23 +1,42 @@
 /**
  * Which session `resume` and `resume plan` work on: `--session`, else the most recent one (by its
- * `createdAt`, then its id). An unknown session or an empty data directory is bad input.
+ * `createdAt`, then its id). An unknown `--session` is bad input (exit 2). A data directory with no
+ * session at all is not bad input but nothing to resume: the planner's own early exits decide the
+ * plan (`resume_feature_disabled` without the flag, else `resume_candidate_missing`), so the CLI
+ * parks (exit 3) exactly as `/resume` and `/plan` do in a session that has no run yet.
  */
-import { BadInputError } from '../ExitCode.js'
+import * as E from 'fp-ts/lib/Either.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import { type ContinuationPlan, latestCandidate, makeParkedPlan, resumeFeatureEnabled } from '@maka/planner'
 import { requireSession } from '../hostInput.js'
 import { mostRecentSessionId } from '../sessionCatalog.js'
 import type { Workspace } from './commandContext.js'
 import { readSummaries } from './sessions.js'
 
 /**
- * The session id to resume or plan.
+ * The session id to resume or plan; null when the data directory holds no session.
  * @category constructors
  */
-export const pickSession = async (workspace: Workspace, sessionFlag: string | undefined): Promise<string> => {
+export const pickSession = async (workspace: Workspace, sessionFlag: string | undefined): Promise<string | null> => {
   if (sessionFlag !== undefined) {
     await requireSession(workspace.stores, workspace.dataDir, sessionFlag)
     return sessionFlag
   }
-  const latest = mostRecentSessionId(await readSummaries(workspace))
-  if (latest === undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
-  return latest
+  return mostRecentSessionId(await readSummaries(workspace)) ?? null
 }
+
+/**
+ * The plan of a data directory with no session: the planner's early exits over an empty run listing.
+ * @category constructors
+ */
+export const noSessionPlan = (safeBoundaryResumeEnabled: boolean): ContinuationPlan =>
+  pipe(
+    resumeFeatureEnabled(safeBoundaryResumeEnabled),
+    E.flatMap(() => latestCandidate([])),
+    E.match(
+      (findings) => makeParkedPlan(findings, { sourceRunId: null, sourceRuntimeEventHighWater: null }),
+      () => {
+        throw new Error('an empty run listing cannot have a resume candidate')
+      },
+    ),
+  )

@@ -1,27 +1,31 @@
 /**
  * `maka resume [--session ID] [--json]`: the startup recovery pass, a plan of the latest safe
- * boundary, and its execution, with the continuation's committed events streamed to stdout. Exit 0
- * completed, 3 parked or rejected (every reason printed with its sentence), 1 failed.
+ * boundary, and its execution, with the continuation's committed events streamed to stdout
+ * (`--json`: newline-delimited objects, see apps/cli/README.md). Exit 0 completed, 3 parked or
+ * rejected (every reason printed with its sentence; also when there is no session at all), 1
+ * failed, 130/143 cancelled by SIGINT/SIGTERM.
  */
 import type { ContinuationResult } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
-import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummary.js'
+import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../eventSummary.js'
+import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, ResumeFlags } from '../program.js'
 import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
-import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
-import { pickSession } from './pickSession.js'
+import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
  * The exit code of a continuation result.
  * @category constructors
  */
-export const exitCodeOf = (result: ContinuationResult): ExitCode => {
+export const exitCodeOf = (result: ContinuationResult, signal: InterruptSignal | null = null): ExitCode => {
   switch (result._tag) {
     case 'Finished':
+      if (result.status === 'cancelled' && signal !== null) return exitCodeOfSignal(signal)
       return result.status === 'completed' ? ExitCode.ok : ExitCode.failed
     case 'Parked':
     case 'Rejected':
@@ -44,7 +48,24 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   let choice: ProviderChoice = { kind: 'scripted', steps: null }
   const json = flags.json === true
   const style = styleForStdout()
-  const events: Array<EventSummary> = []
+  if (sessionId === null) {
+    const plan = noSessionPlan(safeBoundaryResumeFromEnv())
+    if (json) {
+      sayLine({ type: 'plan', sessionId: null, plan })
+      sayLine({
+        type: 'result',
+        command: 'resume',
+        sessionId: null,
+        result: { _tag: 'Parked' },
+        exitCode: ExitCode.parked,
+      })
+    } else {
+      say('Cannot resume:')
+      for (const line of planLines(plan, style)) say(`  ${line}`)
+    }
+    return ExitCode.parked
+  }
+  const narrator = makeEventNarrator({ fullText: json })
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     providerFor: (run) => providerForRuns(choice, { turn: [], continuation: [] })(run),
@@ -53,39 +74,63 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     verbose: workspace.verbose,
     observer: {
       onEvent: (event) => {
-        const summary = summarizeEvent(event)
-        events.push(summary)
-        if (!json) say(formatSummary(summary))
+        const summary = narrator.summarize(event)
+        if (json) sayLine(eventJson(event, summary))
+        else say(formatSummary(summary))
       },
     },
   })
-  await startupRecovery(runtime, workspace.note)
-  const plan = await runtime.plan({ sessionId })
-  if (plan.disposition !== 'continue') {
-    if (json) sayJson({ sessionId, plan, result: { _tag: 'Parked' }, events })
-    else {
-      say(`Cannot resume session ${sessionId}:`)
-      for (const line of planLines(plan, style)) say(`  ${line}`)
+  const trap = trapInterrupts({ cancel: () => runtime.cancel() })
+  try {
+    await startupRecovery(runtime, workspace.note)
+    const plan = await runtime.plan({ sessionId })
+    if (json) sayLine({ type: 'plan', sessionId, plan })
+    if (plan.disposition !== 'continue') {
+      if (json) {
+        sayLine({ type: 'result', command: 'resume', sessionId, result: { _tag: 'Parked' }, exitCode: ExitCode.parked })
+      } else {
+        say(`Cannot resume session ${sessionId}:`)
+        for (const line of planLines(plan, style)) say(`  ${line}`)
+      }
+      return ExitCode.parked
     }
-    return ExitCode.parked
+    // The provider is built from what the source run recorded, and checked here — before the owner
+    // lock and the claim — so a provider that cannot be built (exit 2) never spends the boundary.
+    const source = await workspace.stores.runs.read(sessionId, plan.continuation?.sourceRunId ?? '')()
+    if (source._tag === 'Left') throw new Error(`the interrupted run's header cannot be read (${source.left._tag})`)
+    const resolved = await providerChoiceForResume(source.right, flags)
+    if (resolved.note !== undefined) process.stderr.write(`maka: ${resolved.note}\n`)
+    choice = resolved.choice
+    if (!json) {
+      say(
+        `Resuming session ${sessionId} from the latest safe boundary: run ${plan.sourceRunId ?? '?'} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}.`,
+      )
+    }
+    const result = await runtime.execute(plan)
+    const signal = trap.received()
+    const code = exitCodeOf(result, signal)
+    if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
+      process.stderr.write(`${interruptedLine(result.targetRunId)}\n`)
+    }
+    if (result._tag === 'Finished' && result.failureMessage !== undefined) {
+      process.stderr.write(`maka: ${result.failureMessage}\n`)
+    }
+    if (json) {
+      sayLine({
+        type: 'result',
+        command: 'resume',
+        sessionId,
+        result: result._tag === 'Parked' ? { _tag: 'Parked' } : result,
+        deniedToolCalls: narrator.denied().length,
+        exitCode: code,
+      })
+      return code
+    }
+    for (const line of continuationResultLines(result, style)) say(line)
+    const sentence = deniedSentence(narrator.denied())
+    if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
+    return code
+  } finally {
+    trap.dispose()
   }
-  // The provider is built from what the source run recorded, and checked here — before the owner
-  // lock and the claim — so a provider that cannot be built (exit 2) never spends the boundary.
-  const source = await workspace.stores.runs.read(sessionId, plan.continuation?.sourceRunId ?? '')()
-  if (source._tag === 'Left') throw new Error(`the interrupted run's header cannot be read (${source.left._tag})`)
-  const resolved = await providerChoiceForResume(source.right, flags)
-  if (resolved.note !== undefined) process.stderr.write(`maka: ${resolved.note}\n`)
-  choice = resolved.choice
-  if (!json) {
-    say(
-      `Resuming session ${sessionId} from the latest safe boundary: run ${plan.sourceRunId ?? '?'} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}.`,
-    )
-  }
-  const result = await runtime.execute(plan)
-  if (json) sayJson({ sessionId, plan, result: result._tag === 'Parked' ? { _tag: 'Parked' } : result, events })
-  else for (const line of continuationResultLines(result, style)) say(line)
-  if (result._tag === 'Finished' && result.failureMessage !== undefined) {
-    process.stderr.write(`maka: ${result.failureMessage}\n`)
-  }
-  return exitCodeOf(result)
 }

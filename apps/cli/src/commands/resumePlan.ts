@@ -1,17 +1,18 @@
 /**
  * `maka resume plan [--session ID] [--run ID] [--json] [--no-recover]`: the startup recovery pass
  * (unless `--no-recover`), then a dry-run plan: the plan JSON of planner.md with `--json`, else a
- * summary with the human sentence of every reason. Exit 0 continue, 3 park.
+ * summary with the human sentence of every reason. Exit 0 continue, 3 park (also for a data
+ * directory with no session: `resume_candidate_missing`).
  */
 import { composeRuntime } from '../composeRuntime.js'
-import { ExitCode } from '../ExitCode.js'
+import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireRun, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, ResumePlanFlags } from '../program.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
-import { pickSession } from './pickSession.js'
+import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
  * Plans without executing.
@@ -22,6 +23,17 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   if (flags.run !== undefined) requireSafeId('run', flags.run)
   const workspace = await openDataDir(globals, 'read')
   const sessionId = await pickSession(workspace, flags.session)
+  if (sessionId === null) {
+    // --run names a run of a session; without any session it cannot exist.
+    if (flags.run !== undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
+    const plan = noSessionPlan(safeBoundaryResumeFromEnv())
+    if (flags.json === true) sayJson(plan)
+    else {
+      say(`Plan for ${workspace.dataDir.path} (no sessions):`)
+      for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+    }
+    return ExitCode.parked
+  }
   if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,

@@ -1,17 +1,20 @@
 /**
  * `maka run [--session ID] [--cwd DIR] "prompt"`: startup recovery, then one headless turn whose
- * committed events are streamed to stdout one line each. Exit 0 completed, 1 otherwise. Without
- * `--yes`, tool calls that change the workspace are denied (recorded as denied in the ledger).
+ * committed events are streamed to stdout one line each (`--json`: one JSON object each, then a
+ * result object). Exit 0 completed, 130/143 cancelled by SIGINT/SIGTERM, 1 otherwise. Without
+ * `--yes`, tool calls that change the workspace are denied: recorded in the ledger and shown as denied.
  */
+import type { TurnResult } from '@maka/executor'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { composeRuntime } from '../composeRuntime.js'
-import { formatSummary, summarizeEvent } from '../eventSummary.js'
+import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../eventSummary.js'
+import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, RunFlags } from '../program.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
-import { openDataDir, say, startupRecovery } from './commandContext.js'
+import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -24,35 +27,98 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, note, verbose } = await openDataDir(globals, 'write')
   const style = styleForStdout()
+  const json = flags.json === true
+  const narrator = makeEventNarrator({ fullText: json })
   const { runtime } = composeRuntime({
     dataDir: dataDir.path,
     providerFor: providerForRuns(choice, { turn: DEMO_SCRIPT, continuation: [] }),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose,
-    observer: { onEvent: (event) => say(formatSummary(summarizeEvent(event))) },
+    observer: {
+      onEvent: (event) => {
+        const summary = narrator.summarize(event)
+        if (json) sayLine(eventJson(event, summary))
+        else say(formatSummary(summary))
+      },
+    },
   })
-  await startupRecovery(runtime, note)
-  const result = await runtime.runTurn({
-    cwd,
-    prompt,
-    ...(flags.session === undefined ? {} : { sessionId: flags.session }),
-  })
+  const trap = trapInterrupts({ cancel: () => runtime.cancel() })
+  try {
+    await startupRecovery(runtime, note)
+    const result = await runtime.runTurn({
+      cwd,
+      prompt,
+      ...(flags.session === undefined ? {} : { sessionId: flags.session }),
+    })
+    const signal = trap.received()
+    const code = exitCodeOfTurn(result, signal)
+    const denied = narrator.denied()
+    if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
+      process.stderr.write(`${interruptedLine(result.runId)}\n`)
+    }
+    if (result._tag === 'Finished' && result.failureMessage !== undefined) {
+      process.stderr.write(`maka: ${result.failureMessage}\n`)
+    }
+    if (json) {
+      sayLine({
+        type: 'result',
+        command: 'run',
+        ...turnResultJson(result),
+        deniedToolCalls: denied.length,
+        exitCode: code,
+      })
+      return code
+    }
+    switch (result._tag) {
+      case 'Finished': {
+        note(`run sessionId=${result.sessionId} runId=${result.runId} status=${result.status}`)
+        const sentence = deniedSentence(denied)
+        say(
+          `${result.status === 'completed' ? style.green(result.status) : style.red(result.status)}${
+            result.failureClass === undefined ? '' : ` (${result.failureClass})`
+          } — session ${result.sessionId}, run ${result.runId}`,
+        )
+        if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
+        return code
+      }
+      case 'Refused':
+        process.stderr.write(`maka: the turn was refused (${result.code}): ${result.message}\n`)
+        return code
+      case 'Interrupted':
+        process.stderr.write(`maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.\n`)
+        return code
+    }
+  } finally {
+    trap.dispose()
+  }
+}
+
+/**
+ * The exit code of a turn: 0 completed, 130/143 cancelled by that signal, 1 otherwise.
+ * @category constructors
+ */
+export const exitCodeOfTurn = (result: TurnResult, signal: InterruptSignal | null): ExitCode => {
+  if (result._tag !== 'Finished') return ExitCode.failed
+  if (result.status === 'completed') return ExitCode.ok
+  if (result.status === 'cancelled' && signal !== null) return exitCodeOfSignal(signal)
+  return ExitCode.failed
+}
+
+/**
+ * The fields a turn adds to the `--json` result object: `status` is the run's terminal status, or
+ * `refused` (nothing was run) or `stopped` (a write failed; recovery will close the run).
+ * @category constructors
+ */
+export const turnResultJson = (result: TurnResult): Readonly<Record<string, unknown>> => {
   switch (result._tag) {
-    case 'Finished':
-      note(`run sessionId=${result.sessionId} runId=${result.runId} status=${result.status}`)
-      say(
-        `${result.status === 'completed' ? style.green(result.status) : style.red(result.status)}${
-          result.failureClass === undefined ? '' : ` (${result.failureClass})`
-        } — session ${result.sessionId}, run ${result.runId}`,
-      )
-      if (result.failureMessage !== undefined) process.stderr.write(`maka: ${result.failureMessage}\n`)
-      return result.status === 'completed' ? ExitCode.ok : ExitCode.failed
+    case 'Finished': {
+      const { _tag, ...rest } = result
+      return rest
+    }
     case 'Refused':
-      process.stderr.write(`maka: the turn was refused (${result.code}): ${result.message}\n`)
-      return ExitCode.failed
+      return { status: 'refused', code: result.code, message: result.message }
     case 'Interrupted':
-      process.stderr.write(`maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.\n`)
-      return ExitCode.failed
+      return { status: 'stopped', sessionId: result.sessionId, runId: result.runId, message: result.message }
   }
 }

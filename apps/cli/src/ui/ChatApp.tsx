@@ -8,9 +8,10 @@ import { Box, Static, Text, useApp, useInput } from 'ink'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import { type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import type { PermissionQuestion } from '@maka/executor'
-import { summarizeEvent } from '../eventSummary.js'
+import { type EventNarrator, makeEventNarrator } from '../eventSummary.js'
+import type { InterruptSignal } from '../interrupts.js'
 import type { ChatBackend, Notice } from './chatBackend.js'
-import { HELP_LINES, parseChatInput } from './chatInput.js'
+import { HELP_LINES, applyTyped, parseChatInput } from './chatInput.js'
 import { Spinner } from './Spinner.js'
 import { type TranscriptEntry, TranscriptItem } from './TranscriptItem.js'
 
@@ -24,8 +25,31 @@ interface PendingPermission {
   readonly answer: (decision: 'allow' | 'deny') => void
 }
 
-const entryOfEvent = (event: RuntimeEvent): TranscriptEntry | null => {
-  const summary = summarizeEvent(event)
+/**
+ * How the screen was left: the exit code and, after a cancel, the one line to print.
+ * @category models
+ */
+export interface ChatExit {
+  readonly code: number
+  readonly line?: string
+}
+
+/**
+ * What the host wires into the screen: process signals (SIGINT, SIGTERM), how the screen is left,
+ * and how the process ends at once on a second interrupt.
+ * @category models
+ */
+export interface ChatControls {
+  /** Subscribes to process signals; returns the unsubscribe. */
+  readonly onSignal?: (listener: (signal: InterruptSignal) => void) => () => void
+  readonly onLeave?: (exit: ChatExit) => void
+  readonly exitNow?: (exit: ChatExit) => void
+}
+
+const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143 } as const
+
+const entryOfEvent = (event: RuntimeEvent, narrator: EventNarrator): TranscriptEntry | null => {
+  const summary = narrator.summarize(event)
   if (isContinuationStartEvent(event)) {
     return {
       kind: 'notice',
@@ -43,14 +67,20 @@ const entryOfEvent = (event: RuntimeEvent): TranscriptEntry | null => {
         : null
     case 'function_call':
       return { kind: 'tool', text: `⚙ ${summary.text}`, failed: false }
-    case 'function_response':
+    case 'function_response': {
+      const failed = summary.denied === true || summary.text.endsWith(' error')
       return {
         kind: 'tool',
-        text: `${summary.text.endsWith(' error') ? '✗' : '✓'} ${summary.text}`,
-        failed: summary.text.endsWith(' error'),
+        text: `${failed ? '✗' : '✓'} ${summary.text}${summary.denied === true ? ' — the tool did not run' : ''}`,
+        failed,
       }
+    }
     case 'permission_decision':
-      return { kind: 'tool', text: `permission ${summary.text}`, failed: summary.text === 'deny' }
+      return {
+        kind: 'tool',
+        text: summary.text === 'deny' ? 'permission denied' : 'permission allowed',
+        failed: summary.text === 'deny',
+      }
     default:
       return null
   }
@@ -60,8 +90,28 @@ const entryOfEvent = (event: RuntimeEvent): TranscriptEntry | null => {
  * The whole chat screen.
  * @category constructors
  */
-export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
+export const ChatApp = ({
+  backend,
+  controls = {},
+}: {
+  readonly backend: ChatBackend
+  readonly controls?: ChatControls
+}) => {
   const { exit } = useApp()
+  const narrator = useRef(makeEventNarrator())
+  // Lines submitted while the runtime works wait here, in order, and run one by one afterwards.
+  const queue = useRef<Array<string>>([])
+  const [queued, setQueued] = useState<ReadonlyArray<string>>([])
+  // Set by the first interrupt: the exit to take once the cancelled run has ended.
+  const interrupted = useRef<ChatExit | null>(null)
+  const drainRef = useRef<() => void>(() => undefined)
+  const leave = useCallback(
+    (how: ChatExit) => {
+      controls.onLeave?.(how)
+      exit()
+    },
+    [controls, exit],
+  )
   const nextId = useRef(0)
   const [entries, setEntries] = useState<ReadonlyArray<Keyed>>(() =>
     backend.banner.map((text) => ({ id: nextId.current++, entry: { kind: 'banner', text } })),
@@ -104,15 +154,21 @@ export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
         setStreaming('')
         setBusy(null)
       }
+      const after = interrupted.current
+      if (after !== null) {
+        leave(after)
+        return
+      }
+      drainRef.current()
     },
-    [pushNotices, setBusy],
+    [pushNotices, setBusy, leave],
   )
 
   useEffect(() => {
     backend.attach({
       onTextDelta: (_runId, text) => setStreaming((s) => s + text),
       onEvent: (event) => {
-        const entry = entryOfEvent(event)
+        const entry = entryOfEvent(event, narrator.current)
         if (entry?.kind === 'model') setStreaming('')
         if (entry !== null) push(entry)
       },
@@ -162,7 +218,50 @@ export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
     }
   }
 
+  const drain = () => {
+    while (busyRef.current === null && interrupted.current === null && queue.current.length > 0) {
+      const next = queue.current.shift() ?? ''
+      setQueued([...queue.current])
+      submit(next)
+    }
+  }
+  drainRef.current = drain
+  const enqueue = (line: string) => {
+    queue.current.push(line)
+    setQueued([...queue.current])
+    drain()
+  }
+
+  /** Ctrl+C, SIGINT or SIGTERM: cancel the running turn and leave once its end is committed. */
+  const interrupt = (signal: InterruptSignal | 'key') => {
+    const code = signal === 'key' ? SIGNAL_CODE.SIGINT : SIGNAL_CODE[signal]
+    if (interrupted.current !== null) {
+      controls.exitNow?.({ code: interrupted.current.code, line: 'maka: interrupted again; exiting now.' })
+      return
+    }
+    const runId = backend.cancel()
+    if (runId === null) {
+      // Nothing to cancel: the key leaves like /quit, a signal with its own code.
+      leave({ code: signal === 'key' ? 0 : code })
+      return
+    }
+    interrupted.current = { code, line: `maka: interrupted; run ${runId} cancelled` }
+    queue.current = []
+    setQueued([])
+    if (permission !== null) {
+      setPermission(null)
+      permission.answer('deny')
+    }
+  }
+  const interruptRef = useRef(interrupt)
+  interruptRef.current = interrupt
+  useEffect(() => controls.onSignal?.((signal) => interruptRef.current(signal)), [controls])
+
   useInput((typed, key) => {
+    if (key.ctrl && typed === 'c') {
+      interrupt('key')
+      return
+    }
     if (permission !== null) {
       const answer = typed.toLowerCase() === 'y' ? 'allow' : typed.toLowerCase() === 'n' ? 'deny' : null
       if (answer === null) return
@@ -171,14 +270,13 @@ export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
       return
     }
     if (key.return) {
-      if (busyRef.current !== null) return
       const line = inputRef.current
       setInput('')
-      submit(line)
+      enqueue(line)
       return
     }
     if (key.backspace || key.delete) {
-      setInput(inputRef.current.slice(0, -1))
+      setInput(applyTyped(inputRef.current, '\u007f').line)
       return
     }
     if (
@@ -192,18 +290,11 @@ export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
       key.rightArrow
     )
       return
-    // Pasted or buffered text may hold several lines: each finished line is submitted in turn.
-    const [first = '', ...more] = typed.split(/\r\n|\r|\n/)
-    let line = inputRef.current + first
-    for (const next of more) {
-      if (busyRef.current !== null) {
-        line = `${line} ${next}`
-        continue
-      }
-      submit(line)
-      line = next
-    }
+    // A chunk may hold several keys (pasted text, keys typed while the screen was busy): each
+    // backspace edits the line, each finished line is queued in turn.
+    const { line, submitted } = applyTyped(inputRef.current, typed)
     setInput(line)
+    for (const done of submitted) enqueue(done)
   })
 
   return (
@@ -220,9 +311,14 @@ export const ChatApp = ({ backend }: { readonly backend: ChatBackend }) => {
         )}
         {permission === null ? null : (
           <Text color="yellow" bold>
-            {`Allow ${permission.question.toolName} (tool call ${permission.question.toolCallId})? [y/n]`}
+            {`Allow ${permission.question.toolName}${
+              permission.question.preview === undefined ? '' : `: ${permission.question.preview}`
+            } (tool call ${permission.question.toolCallId})? [y/n]`}
           </Text>
         )}
+        {queued.map((line, i) => (
+          <Text key={i} dimColor>{`queued › ${line}`}</Text>
+        ))}
         {busy === null ? null : <Spinner label={busy} />}
         <Text>
           <Text color="blue">{'› '}</Text>

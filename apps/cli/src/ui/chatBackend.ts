@@ -47,6 +47,8 @@ export interface ChatBackend {
   resume(): Promise<ReadonlyArray<Notice>>
   plan(): Promise<ReadonlyArray<Notice>>
   sessions(): Promise<ReadonlyArray<Notice>>
+  /** Cancels the running turn or continuation; its id, or null when none runs. */
+  cancel(): string | null
 }
 
 /**
@@ -180,6 +182,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       const plan = await runtime.plan({ sessionId })
       return planLines(plan, plain).map((text) => ({ tone: plan.disposition === 'continue' ? 'ok' : 'warn', text }))
     },
+    cancel: () => runtime.cancel(),
     sessions: async () => {
       const summaries = await listSessionSummaries(stores)
       if (E.isLeft(summaries)) return [{ tone: 'error', text: `The sessions cannot be listed (${summaries.left}).` }]

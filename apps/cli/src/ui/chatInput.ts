@@ -52,5 +52,37 @@ export const HELP_LINES: ReadonlyArray<string> = [
   '/plan      show what /resume would do, without doing it',
   '/sessions  list the sessions of this data directory',
   '/help      this help',
-  '/quit      leave (Ctrl+C works too)',
+  '/quit      leave (Ctrl+C too; during a turn Ctrl+C cancels it and leaves)',
 ]
+
+/**
+ * Applies a chunk of typed keys to the line being edited: a backspace (DEL or BS) deletes the last
+ * character, Enter finishes a line (several in a pasted chunk), other control characters are
+ * dropped so they never reach a prompt. Returns the line still being edited and the finished ones,
+ * in order.
+ * @category constructors
+ */
+export const applyTyped = (
+  current: string,
+  typed: string,
+): { readonly line: string; readonly submitted: ReadonlyArray<string> } => {
+  const submitted: Array<string> = []
+  let line = [...current]
+  let afterCr = false
+  for (const ch of typed) {
+    if (ch === '\n' && afterCr) {
+      afterCr = false
+      continue
+    }
+    afterCr = ch === '\r'
+    if (ch === '\r' || ch === '\n') {
+      submitted.push(line.join(''))
+      line = []
+    } else if (ch === '\u007f' || ch === '\b') {
+      line.pop()
+    } else if (ch >= ' ') {
+      line.push(ch)
+    }
+  }
+  return { line: line.join(''), submitted }
+}
