@@ -596,7 +596,14 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     })
     try {
       await writer.setStatus('running')
-      const outcome = await runLoop(writer, provider, [...earlier.right, ...c.runtimeContext], source.cwd, c.runId, signal)
+      const outcome = await runLoop(
+        writer,
+        provider,
+        [...earlier.right, ...c.runtimeContext],
+        source.cwd,
+        c.runId,
+        signal,
+      )
       const status = await finishRun(writer, outcome, c.runId)
       const failureClass = failureClassOfOutcome(outcome)
       if (failureClass !== undefined) {
