@@ -36,7 +36,13 @@ type Json = JsonObject
 const TERMINAL_RUN_STATUSES: ReadonlyArray<string> = ['completed', 'failed', 'cancelled']
 
 const runStatusOfTerminalEvent = (status: unknown): string | null =>
-  status === 'completed' ? 'completed' : status === 'failed' ? 'failed' : status === 'aborted' || status === 'cancelled' ? 'cancelled' : null
+  status === 'completed'
+    ? 'completed'
+    : status === 'failed'
+      ? 'failed'
+      : status === 'aborted' || status === 'cancelled'
+        ? 'cancelled'
+        : null
 
 const isTerminalRow = (row: Json): boolean =>
   row['partial'] === false &&
@@ -97,7 +103,8 @@ const checkAgainstBefore = (before: DataDirSnapshot, after: DataDirSnapshot): Re
     const oldStatus = parseObject(old.header)?.['status']
     if (typeof oldStatus === 'string' && TERMINAL_RUN_STATUSES.includes(oldStatus)) {
       const newStatus = parseObject(now?.header ?? null)?.['status']
-      const ledgerSame = (old.ledger === null && ledgerNow === null) || (old.ledger !== null && ledgerNow?.equals(old.ledger) === true)
+      const ledgerSame =
+        (old.ledger === null && ledgerNow === null) || (old.ledger !== null && ledgerNow?.equals(old.ledger) === true)
       if (!ledgerSame || newStatus !== oldStatus) {
         violations.push({
           code: InvariantCode.terminal_ledger_changed,
@@ -173,7 +180,8 @@ export const checkInvariants = (input: InvariantInput): ReadonlyArray<Violation>
       if (content === null || typeof callId !== 'string') continue
       if (content['kind'] === 'function_call' && typeof content['name'] === 'string') {
         const token = tokenOf(content['name'], content['args'])
-        if (token !== null) callToken.set(`${run.sessionId}/${callId}`, { sessionId: run.sessionId, runId: run.runId, token })
+        if (token !== null)
+          callToken.set(`${run.sessionId}/${callId}`, { sessionId: run.sessionId, runId: run.runId, token })
       } else if (content['kind'] === 'function_response' && content['isError'] !== true) {
         succeeded.push({ sessionId: run.sessionId, runId: run.runId, callId })
       }

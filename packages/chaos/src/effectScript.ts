@@ -31,18 +31,38 @@ const TOKEN = /chaos-[0-9a-f]{8}-[0-9]+/
  * The token of the k-th step (k ≥ 1) of the iteration with this seed.
  * @category constructors
  */
-export const effectToken = (seed: number, k: number): string => `chaos-${(seed >>> 0).toString(16).padStart(8, '0')}-${k}`
+export const effectToken = (seed: number, k: number): string =>
+  `chaos-${(seed >>> 0).toString(16).padStart(8, '0')}-${k}`
 
 /**
  * The script file's steps (hosts.md, "Providers and tools"): each effect step as a tool call, then
- * one closing text.
+ * one closing text. With `killAfterEffectOf`, that shell step SIGKILLs its own agent process right
+ * after its effect, so the response of a call whose effect happened is never committed: the one
+ * boundary no crash point of the executor reaches.
  * @category constructors
  */
-export const scriptOf = (steps: ReadonlyArray<EffectStep>): ReadonlyArray<unknown> => [
+export const scriptOf = (
+  steps: ReadonlyArray<EffectStep>,
+  killAfterEffectOf: string | null = null,
+): ReadonlyArray<unknown> => [
   ...steps.map((step) =>
     step.tool === 'shell'
-      ? { toolCall: { name: 'shell', args: { command: `printf '%s\\n' ${step.token} >> ${SHELL_EFFECTS_FILE}` } } }
-      : { toolCall: { name: 'write_file', args: { path: `${WRITE_EFFECTS_DIR}/${step.token}`, content: `${step.token}\n` } } },
+      ? {
+          toolCall: {
+            name: 'shell',
+            args: {
+              command:
+                `printf '%s\\n' ${step.token} >> ${SHELL_EFFECTS_FILE}` +
+                (step.token === killAfterEffectOf ? ' && kill -9 $PPID' : ''),
+            },
+          },
+        }
+      : {
+          toolCall: {
+            name: 'write_file',
+            args: { path: `${WRITE_EFFECTS_DIR}/${step.token}`, content: `${step.token}\n` },
+          },
+        },
   ),
   { text: 'Chaos turn done.' },
 ]

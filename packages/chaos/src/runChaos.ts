@@ -13,13 +13,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { checkInvariants } from './checkInvariants.js'
 import { parseObject } from './committedRows.js'
-import {
-  type DataDirSnapshot,
-  WRITE_EFFECTS_DIR,
-  emptySnapshot,
-  readDataDir,
-  readEffects,
-} from './DataDirSnapshot.js'
+import { type DataDirSnapshot, WRITE_EFFECTS_DIR, emptySnapshot, readDataDir, readEffects } from './DataDirSnapshot.js'
 import { type EffectStep, effectToken, remainingSteps, scriptOf, tokenOfCall } from './effectScript.js'
 import { type Rng, iterationSeeds, makeRng } from './Rng.js'
 import { InvariantCode, type Violation } from './Violation.js'
@@ -110,8 +104,15 @@ export interface SeededViolation extends Violation {
 export interface IterationReport {
   readonly iteration: number
   readonly seed: number
-  /** One line per phase: who ran and where each was to be killed (deterministic from the seed). */
+  /**
+   * The plan drawn from the seed, one line for the script, the turn and each possible round: who runs
+   * and where each is to be killed. The same seed always draws the same schedule.
+   */
   readonly schedule: ReadonlyArray<string>
+  /** How many rounds of resumers ran (the rest of the schedule was not needed). */
+  readonly roundsRun: number
+  /** Rounds in which 2..8 resumers raced. */
+  readonly concurrentRounds: number
   /** Kills by crash point name, or `random_moment`. */
   readonly kills: Readonly<Record<string, number>>
   readonly children: number
@@ -143,20 +144,50 @@ export interface ChaosSummary {
 
 const MAX_ROUNDS = 4
 const DEFAULT_CHILD_TIMEOUT_MS = 60_000
-// A child spends its first ~100–200 ms starting node; a random moment anywhere in this window lands in
-// start-up, recovery, planning or the run itself.
+// A child spends its first ~50–150 ms starting node; a random moment in this window lands in the end
+// of start-up, recovery, planning, the claim or the run itself.
+const RANDOM_MOMENT_MIN_MS = 40
 const RANDOM_MOMENT_MAX_MS = 450
 
-type KillPlan = { readonly kind: 'none' } | { readonly kind: 'moment'; readonly ms: number } | { readonly kind: 'point'; readonly at: CrashAt }
+type KillPlan =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'moment'; readonly ms: number }
+  | { readonly kind: 'point'; readonly at: CrashAt }
+  /** The nth shell step of the child's script kills its own agent process right after its effect. */
+  | { readonly kind: 'effect'; readonly nth: number }
+
+interface RoundPlan {
+  readonly resumers: ReadonlyArray<KillPlan>
+  readonly recover: KillPlan | null
+}
+
+/** Everything an iteration will do, drawn from its seed before anything runs, so outcomes never shift it. */
+interface IterationPlan {
+  readonly steps: ReadonlyArray<EffectStep>
+  readonly turn: KillPlan
+  readonly rounds: ReadonlyArray<RoundPlan>
+}
 
 interface ChildOutcome {
   readonly killedAt: string | null
-  readonly code: number | null
   readonly timedOut: boolean
 }
 
-const describeKill = (plan: KillPlan): string =>
-  plan.kind === 'none' ? 'no kill' : plan.kind === 'moment' ? `kill at ${plan.ms} ms` : `kill at ${plan.at.point}#${plan.at.nth}`
+/** Where a child was cut off when the script's own shell step killed it. */
+const AFTER_TOOL_SIDE_EFFECT = 'after_tool_side_effect'
+
+const describeKill = (plan: KillPlan): string => {
+  switch (plan.kind) {
+    case 'none':
+      return 'no kill'
+    case 'moment':
+      return `kill at ${plan.ms} ms`
+    case 'point':
+      return `kill at ${plan.at.point}#${plan.at.nth}`
+    case 'effect':
+      return `kill after the effect of shell step #${plan.nth}`
+  }
+}
 
 const pointsOf = (role: 'turn' | 'resume', calls: number): ReadonlyArray<CrashAt> => [
   { point: 'after_run_created', nth: 1 },
@@ -175,13 +206,51 @@ const chooseKill = (
   rng: Rng,
   role: 'turn' | 'resume',
   calls: number,
-  odds: { readonly none: number; readonly moment: number },
+  odds: { readonly none: number; readonly moment: number; readonly effect: number },
 ): KillPlan => {
   const r = rng.next()
   if (r < odds.none) return { kind: 'none' }
-  if (r < odds.none + odds.moment) return { kind: 'moment', ms: rng.int(0, RANDOM_MOMENT_MAX_MS) }
+  if (r < odds.none + odds.moment) return { kind: 'moment', ms: rng.int(RANDOM_MOMENT_MIN_MS, RANDOM_MOMENT_MAX_MS) }
+  if (r < odds.none + odds.moment + odds.effect) return { kind: 'effect', nth: rng.int(1, calls) }
   return { kind: 'point', at: rng.pick(pointsOf(role, calls)) }
 }
+
+const drawPlan = (seed: number): IterationPlan => {
+  const rng = makeRng(seed)
+  const steps: ReadonlyArray<EffectStep> = Array.from({ length: rng.int(1, 3) }, (_, k) => ({
+    token: effectToken(seed, k + 1),
+    tool: rng.chance(0.5) ? ('shell' as const) : ('write_file' as const),
+  }))
+  const turn = chooseKill(rng, 'turn', steps.length, { none: 0.1, moment: 0.2, effect: 0.15 })
+  // Resumers are drawn for the most calls a continuation can have; a point it never reaches kills nothing.
+  const rounds = Array.from({ length: MAX_ROUNDS }, (): RoundPlan => {
+    const count = rng.chance(0.2) ? rng.int(2, 8) : 1
+    const resumers = Array.from({ length: count }, () =>
+      chooseKill(rng, 'resume', steps.length, { none: 0.4, moment: 0.2, effect: 0.1 }),
+    )
+    const recover = rng.chance(0.2)
+      ? rng.chance(0.5)
+        ? { kind: 'moment' as const, ms: rng.int(0, 300) }
+        : { kind: 'none' as const }
+      : null
+    return { resumers, recover }
+  })
+  return { steps, turn, rounds }
+}
+
+const describePlan = (plan: IterationPlan): ReadonlyArray<string> => [
+  `script: ${plan.steps.map((s) => s.tool).join(', ')}`,
+  `turn: ${describeKill(plan.turn)}`,
+  ...plan.rounds.map(
+    (round, i) =>
+      `round ${i + 1}: ${round.resumers.length} resumer${round.resumers.length === 1 ? '' : 's'} [${round.resumers.map(describeKill).join('; ')}]` +
+      (round.recover === null ? '' : ` + recover [${describeKill(round.recover)}]`),
+  ),
+]
+
+/** The token of the shell step that is to kill its process, among the steps a child gets. */
+const effectKillToken = (kill: KillPlan, steps: ReadonlyArray<EffectStep>): string | null =>
+  kill.kind === 'effect' ? (steps.filter((s) => s.tool === 'shell')[kill.nth - 1]?.token ?? null) : null
 
 const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Promise<ChildOutcome> =>
   new Promise((resolve) => {
@@ -203,10 +272,12 @@ const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: n
       if (kill.kind === 'point' && line.startsWith(CRASH_LINE_PREFIX)) killNow(line.slice(CRASH_LINE_PREFIX.length))
     })
     child.on('error', () => undefined)
-    child.on('close', (code) => {
+    child.on('close', (_code, signal) => {
       clearTimeout(moment)
       clearTimeout(ceiling)
-      resolve({ killedAt: killedAt === 'timeout' ? null : killedAt, code, timedOut })
+      // A SIGKILL this process did not send came from the script's own shell step.
+      const by = killedAt ?? (kill.kind === 'effect' && signal === 'SIGKILL' ? AFTER_TOOL_SIDE_EFFECT : null)
+      resolve({ killedAt: by === 'timeout' ? null : by, timedOut })
     })
   })
 
@@ -275,7 +346,8 @@ const latestStatus = (snapshot: DataDirSnapshot): string | null => {
 const runIteration = async (options: ChaosOptions, iteration: number, seed: number): Promise<IterationReport> => {
   const { host } = options
   const timeoutMs = options.childTimeoutMs ?? DEFAULT_CHILD_TIMEOUT_MS
-  const rng = makeRng(seed)
+  const plan = drawPlan(seed)
+  const { steps } = plan
   const dir = join(options.root, `iteration-${iteration}-${seed}`)
   const dataDir = join(dir, 'data')
   const workspace = join(dir, 'workspace')
@@ -283,20 +355,34 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
   await mkdir(workspace, { recursive: true })
   await writeFile(join(workspace, 'README.md'), 'A scratch workspace of maka chaos.\n')
 
-  const steps: ReadonlyArray<EffectStep> = Array.from({ length: rng.int(1, 3) }, (_, k) => ({
-    token: effectToken(seed, k + 1),
-    tool: rng.chance(0.5) ? ('shell' as const) : ('write_file' as const),
-  }))
-  const schedule: Array<string> = [`script: ${steps.map((s) => s.tool).join(', ')}`]
   const kills: Record<string, number> = {}
   const violations: Array<SeededViolation> = []
   let children = 0
   let maxConcurrentResumers = 0
+  let roundsRun = 0
+  let concurrentRounds = 0
   let before: DataDirSnapshot = emptySnapshot
   let phase = 0
+  const base = { dataDir, sessionId, workspace }
+
+  /** A child of this phase: its own script file, so a shell step can be told to kill only this child. */
+  const childOf = async (
+    role: 'turn' | 'resume' | 'recover',
+    kill: KillPlan,
+    remaining: ReadonlyArray<EffectStep>,
+    name: string,
+  ) => {
+    const scriptPath = join(dir, `${name}.json`)
+    await writeFile(scriptPath, JSON.stringify(scriptOf(remaining, effectKillToken(kill, remaining))))
+    const spec: ChildSpec = { ...base, role, scriptPath, crashAt: kill.kind === 'point' ? kill.at : null }
+    return { spec, kill }
+  }
 
   /** Runs one phase's children at once, then checks the invariants and plans twice. */
-  const runPhase = async (label: string, specs: ReadonlyArray<{ readonly spec: ChildSpec; readonly kill: KillPlan }>) => {
+  const runPhase = async (
+    label: string,
+    specs: ReadonlyArray<{ readonly spec: ChildSpec; readonly kill: KillPlan }>,
+  ) => {
     phase += 1
     const outcomes = await Promise.all(specs.map(({ spec, kill }) => runChild(host, spec, kill, timeoutMs)))
     children += specs.length
@@ -323,63 +409,41 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
       found.push({ code: InvariantCode.planning_wrote, sessionId, message: 'planning changed a run, ledger or claim.' })
     }
     violations.push(...found.map((v) => ({ ...v, iteration, seed, phase: label })))
-    const result = { after, killed: outcomes.some((o) => o.killedAt !== null), grew: after.runs.size > before.runs.size }
+    const result = {
+      after,
+      killed: outcomes.some((o) => o.killedAt !== null),
+      grew: after.runs.size > before.runs.size,
+    }
     before = after
     return result
   }
 
-  const scriptFor = async (name: string, remaining: ReadonlyArray<EffectStep>) => {
-    const path = join(dir, `${name}.json`)
-    await writeFile(path, JSON.stringify(scriptOf(remaining)))
-    return path
-  }
-  const base = { dataDir, sessionId, workspace }
-
   try {
-    const turnKill = chooseKill(rng, 'turn', steps.length, { none: 0.1, moment: 0.25 })
-    schedule.push(`turn: ${describeKill(turnKill)}`)
-    const turnScript = await scriptFor('turn', steps)
-    let state = await runPhase('turn', [
-      {
-        spec: { ...base, role: 'turn', scriptPath: turnScript, crashAt: turnKill.kind === 'point' ? turnKill.at : null },
-        kill: turnKill,
-      },
-    ])
-    for (let round = 1; round <= MAX_ROUNDS; round += 1) {
+    let state = await runPhase('turn', [await childOf('turn', plan.turn, steps, 'turn')])
+    for (const [r, round] of plan.rounds.entries()) {
       if (latestStatus(state.after) === 'completed') break
       const remaining = remainingSteps(steps, state.after, sessionId)
-      const scriptPath = await scriptFor(`round-${round}`, remaining)
-      const resumers = rng.chance(0.25) ? rng.int(2, 8) : 1
-      const withRecover = rng.chance(0.2)
-      const planned = Array.from({ length: resumers }, () =>
-        chooseKill(rng, 'resume', remaining.length, { none: 0.4, moment: 0.2 }),
+      roundsRun += 1
+      if (round.resumers.length > 1) concurrentRounds += 1
+      maxConcurrentResumers = Math.max(maxConcurrentResumers, round.resumers.length)
+      const resumers = await Promise.all(
+        round.resumers.map((kill, i) => childOf('resume', kill, remaining, `round-${r + 1}-resumer-${i + 1}`)),
       )
-      const recoverKill: KillPlan = withRecover && rng.chance(0.5) ? { kind: 'moment', ms: rng.int(0, 300) } : { kind: 'none' }
-      schedule.push(
-        `round ${round}: ${resumers} resumer${resumers === 1 ? '' : 's'} [${planned.map(describeKill).join('; ')}]` +
-          (withRecover ? ` + recover [${describeKill(recoverKill)}]` : ''),
-      )
-      maxConcurrentResumers = Math.max(maxConcurrentResumers, resumers)
-      state = await runPhase(`round ${round}`, [
-        ...planned.map((kill) => ({
-          spec: { ...base, role: 'resume' as const, scriptPath, crashAt: kill.kind === 'point' ? kill.at : null },
-          kill,
-        })),
-        ...(withRecover
-          ? [{ spec: { ...base, role: 'recover' as const, scriptPath, crashAt: null }, kill: recoverKill }]
-          : []),
-      ])
+      const recover =
+        round.recover === null ? [] : [await childOf('recover', round.recover, remaining, `round-${r + 1}-recover`)]
+      state = await runPhase(`round ${r + 1}`, [...resumers, ...recover])
       // Nobody was killed and nothing new was created: the session parked or is done.
       if (!state.killed && !state.grew) break
     }
   } finally {
-    const keep = options.keep || violations.length > 0
-    if (!keep) await rm(dir, { recursive: true, force: true })
+    if (!options.keep && violations.length === 0) await rm(dir, { recursive: true, force: true })
   }
   return {
     iteration,
     seed,
-    schedule,
+    schedule: describePlan(plan),
+    roundsRun,
+    concurrentRounds,
     kills,
     children,
     maxConcurrentResumers,
@@ -409,7 +473,7 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosSummary> => 
     for (const [point, n] of Object.entries(report.kills)) killsByBoundary[point] = (killsByBoundary[point] ?? 0) + n
     violations.push(...report.violations)
     children += report.children
-    concurrentRounds += report.schedule.filter((line) => /^round \d+: [2-8] resumers/.test(line)).length
+    concurrentRounds += report.concurrentRounds
     maxConcurrentResumers = Math.max(maxConcurrentResumers, report.maxConcurrentResumers)
     options.onIteration?.(report)
   }
