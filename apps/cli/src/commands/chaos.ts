@@ -118,7 +118,8 @@ const summaryLines = (summary: ChaosSummary, style: Style, kept: string | null):
     style.bold(
       `maka chaos: ${summary.iterations} iteration${summary.iterations === 1 ? '' : 's'} from seed ${summary.seed} in ${(summary.wallMs / 1000).toFixed(1)} s`,
     ),
-    `${summary.children} child processes, ${summary.kills} SIGKILLs, ${summary.concurrentRounds} rounds of concurrent resumers (at most ${summary.maxConcurrentResumers} at once)`,
+    `${summary.children} child processes, ${summary.kills} SIGKILLs, ${summary.concurrentRounds} round(s) of concurrent resumers` +
+      (summary.concurrentRounds === 0 ? '' : ` (at most ${summary.maxConcurrentResumers} at once)`),
     'kills per boundary:',
   ]
   const width = Math.max(0, ...Object.keys(summary.killsByBoundary).map((k) => k.length))
@@ -154,18 +155,22 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
   const reports: Array<Pick<IterationReport, 'iteration' | 'seed' | 'schedule' | 'kills'>> = []
   let violationsSoFar = 0
 
+  const drawBar = (done: number) => {
+    const filled = Math.round((done / iterations) * BAR_WIDTH)
+    const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`
+    const found = violationsSoFar === 0 ? style.green('0 violations') : style.red(`${violationsSoFar} violations`)
+    process.stdout.write(`\r${bar} ${done}/${iterations} ${found}`)
+  }
+  if (tty) drawBar(0)
   const onIteration = (report: IterationReport) => {
     reports.push({ iteration: report.iteration, seed: report.seed, schedule: report.schedule, kills: report.kills })
     violationsSoFar += report.violations.length
     if (json) return
     if (tty) {
-      const filled = Math.round((report.iteration / iterations) * BAR_WIDTH)
-      const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`
-      const found = violationsSoFar === 0 ? style.green('0 violations') : style.red(`${violationsSoFar} violations`)
-      process.stdout.write(`\r${bar} ${report.iteration}/${iterations} ${found}`)
       for (const v of report.violations) {
         process.stdout.write(`\r\u001b[2K${style.red('✗')} ${v.code} (iteration ${v.iteration}): ${v.message}\n`)
       }
+      drawBar(report.iteration)
       if (report.iteration === iterations) process.stdout.write('\n')
       return
     }
