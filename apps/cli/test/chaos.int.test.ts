@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process'
 import { mkdtemp, readdir } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { CLI, type CliResult, cliEnv, removeLater, removeScratch } from './support.js'
@@ -31,10 +31,14 @@ interface ChaosJson {
 // A loaded 2-core machine may take minutes for 50 iterations; the test waits on the process, not on a clock.
 const CHAOS_TIMEOUT_MS = 600_000
 
-/** Runs `maka …args` with its own TMPDIR, so the test can see what it leaves behind. */
+/**
+ * Runs `maka …args` with its own TMPDIR, so the test can see what it leaves behind. Chaos keeps a core
+ * busy for a while: it runs at a lower priority (inherited by its children), so the CLI tests beside
+ * it keep their pace on a small machine.
+ */
 const runChaos = (args: ReadonlyArray<string>, tmp: string): Promise<CliResult> =>
   new Promise((done) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CLI, ...args],
       { env: { ...cliEnv(false), TMPDIR: tmp }, timeout: CHAOS_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
@@ -43,6 +47,11 @@ const runChaos = (args: ReadonlyArray<string>, tmp: string): Promise<CliResult> 
         done({ code, stdout, stderr })
       },
     )
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, 10)
+    } catch {
+      // Already gone (bad input exits at once): there is nothing to lower.
+    }
   })
 
 const freshTmp = async (): Promise<string> => {
