@@ -253,7 +253,7 @@ const effectKillToken = (kill: KillPlan, steps: ReadonlyArray<EffectStep>): stri
   kill.kind === 'effect' ? (steps.filter((s) => s.tool === 'shell')[kill.nth - 1]?.token ?? null) : null
 
 const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Promise<ChildOutcome> =>
-  new Promise((resolve) => {
+  new Promise((resolve, reject) => {
     // stdin is a pipe so a child at its crash point notices if this process dies first.
     const child = spawn(host.command, [...host.argsFor(spec)], { stdio: ['pipe', 'pipe', 'ignore'], env: host.env })
     let killedAt: string | null = null
@@ -271,10 +271,18 @@ const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: n
     createInterface({ input: child.stdout }).on('line', (line) => {
       if (kill.kind === 'point' && line.startsWith(CRASH_LINE_PREFIX)) killNow(line.slice(CRASH_LINE_PREFIX.length))
     })
-    child.on('error', () => undefined)
+    let failedToStart: Error | null = null
+    child.on('error', (error) => {
+      failedToStart = error
+    })
     child.on('close', (_code, signal) => {
       clearTimeout(moment)
       clearTimeout(ceiling)
+      // A child that never ran proves nothing: the whole run fails rather than count it as survived.
+      if (failedToStart !== null) {
+        reject(failedToStart)
+        return
+      }
       // A SIGKILL this process did not send came from the script's own shell step.
       const by = killedAt ?? (kill.kind === 'effect' && signal === 'SIGKILL' ? AFTER_TOOL_SIDE_EFFECT : null)
       resolve({ killedAt: by === 'timeout' ? null : by, timedOut })
