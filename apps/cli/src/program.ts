@@ -119,7 +119,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     )
 
   sub(program, '__chaos-child', true)
-    .requiredOption('--mode <mode>')
+    .addOption(new Option('--mode <mode>').choices(['turn', 'resume']).makeOptionMandatory())
     .requiredOption('--session <id>')
     .requiredOption('--cwd <dir>')
     .requiredOption('--script <file>')
