@@ -156,6 +156,34 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
     )
 
+  sub(program, 'chaos')
+    .description('SIGKILL scripted turns and concurrent resumes at random boundaries; check the invariants on disk')
+    .option('--iterations <n>', 'how many iterations (default 100)')
+    .option(
+      '--seed <s>',
+      'seed of the first iteration (default: random); each violation names the seed that replays it',
+    )
+    .option('--json', "one JSON object: the summary, kills per boundary, violations, each iteration's schedule")
+    .option('--keep', "keep every iteration's scratch folder (those with violations are always kept)")
+    .action(
+      act(async (options: ChaosFlags, command: Command) =>
+        (await import('./commands/chaos.js')).chaos(options, globalsOf(command)),
+      ),
+    )
+
+  sub(program, '__chaos-child', true)
+    .addOption(new Option('--mode <mode>').choices(['turn', 'resume']).makeOptionMandatory())
+    .requiredOption('--session <id>')
+    .requiredOption('--cwd <dir>')
+    .requiredOption('--script <file>')
+    .requiredOption('--crash-at <point>')
+    .requiredOption('--crash-nth <n>')
+    .action(
+      act(async (options: ChaosChildFlags, command: Command) =>
+        (await import('./commands/chaosChild.js')).chaosChild(options, globalsOf(command)),
+      ),
+    )
+
   addProviderOptions(
     sub(program, 'chat')
       .description('interactive terminal UI (/resume, /plan, /sessions, /help, /quit)')
@@ -289,6 +317,28 @@ export interface DemoChildFlags {
   readonly cwd: string
   readonly at: string
   readonly script?: string
+}
+/**
+ * Flags of `chaos`.
+ * @category models
+ */
+export interface ChaosFlags {
+  readonly iterations?: string
+  readonly seed?: string
+  readonly json?: boolean
+  readonly keep?: boolean
+}
+/**
+ * Flags of the hidden chaos child.
+ * @category models
+ */
+export interface ChaosChildFlags {
+  readonly mode: 'turn' | 'resume'
+  readonly session: string
+  readonly cwd: string
+  readonly script: string
+  readonly crashAt: string
+  readonly crashNth: string
 }
 /**
  * Provider flags plus `--yes`.

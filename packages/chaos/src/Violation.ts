@@ -1,0 +1,55 @@
+/**
+ * The invariants `maka chaos` checks, as stable codes (never renamed or reused), and one violation
+ * found on disk. A violation names what broke and where, never a prompt, tool argument or result.
+ */
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Every invariant the checker enforces.
+ * @category models
+ */
+export const InvariantCode = {
+  /** Two runs continue one boundary (their headers' `continuationSource`, or their start rows, name it). */
+  duplicate_continuation: 'duplicate_continuation',
+  /** A continuation run whose boundary has no claim file, or a claim that names another run. */
+  continuation_without_claim: 'continuation_without_claim',
+  /** A tool call's side effect happened more than once. */
+  side_effect_repeated: 'side_effect_repeated',
+  /** A succeeded tool call's response is committed, but its side effect never happened. */
+  side_effect_missing: 'side_effect_missing',
+  /** A terminal run header without the matching terminal event in its ledger. */
+  terminal_header_without_event: 'terminal_header_without_event',
+  /** A row committed before a kill or resume is gone or no longer byte-identical. */
+  committed_row_changed: 'committed_row_changed',
+  /** The ledger of a run that was already terminal changed. */
+  terminal_ledger_changed: 'terminal_ledger_changed',
+  /** A claim file changed or disappeared. */
+  claim_changed: 'claim_changed',
+  /** Planning the same state twice gave different plans. */
+  plan_not_deterministic: 'plan_not_deterministic',
+  /** Planning changed a file. */
+  planning_wrote: 'planning_wrote',
+  /** A child process neither ended nor reached its crash point within the ceiling. */
+  child_timeout: 'child_timeout',
+} as const
+
+/**
+ * An invariant code.
+ * @category models
+ */
+export type InvariantCode = (typeof InvariantCode)[keyof typeof InvariantCode]
+
+/**
+ * One broken invariant, where it was found.
+ * @category models
+ */
+export interface Violation {
+  readonly code: InvariantCode
+  readonly sessionId: string
+  readonly runId?: string
+  /** One sentence: ids, counts and codes only. */
+  readonly message: string
+}

@@ -1,0 +1,59 @@
+/**
+ * A ledger's committed prefix read as plain JSON, with no codec of the product: every byte up to and
+ * including the last newline, split into rows. A row that does not parse is left out here; judging
+ * it is the product reader's job, and the checker only reasons about rows it can read.
+ */
+
+/**
+ * A JSON object as read from disk.
+ * @category models
+ */
+export type JsonObject = Readonly<Record<string, unknown>>
+
+/**
+ * The value if it is a JSON object, else null.
+ * @category constructors
+ */
+export const asObject = (value: unknown): JsonObject | null =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as JsonObject) : null
+
+/**
+ * A whole file parsed as one JSON object, or null when it is missing or is not one.
+ * @category constructors
+ */
+export const parseObject = (bytes: Buffer | null): JsonObject | null => {
+  if (bytes === null) return null
+  try {
+    return asObject(JSON.parse(bytes.toString('utf8')))
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The committed prefix: every byte up to and including the last newline.
+ * @category constructors
+ */
+export const committedPrefix = (ledger: Buffer | null): Buffer => {
+  if (ledger === null) return Buffer.alloc(0)
+  const end = ledger.lastIndexOf(0x0a)
+  return end < 0 ? Buffer.alloc(0) : ledger.subarray(0, end + 1)
+}
+
+/**
+ * The committed rows that parse as JSON objects, in ledger order.
+ * @category constructors
+ */
+export const committedRows = (ledger: Buffer | null): ReadonlyArray<JsonObject> =>
+  committedPrefix(ledger)
+    .toString('utf8')
+    .split('\n')
+    .flatMap((line) => {
+      if (line === '') return []
+      try {
+        const row = asObject(JSON.parse(line))
+        return row === null ? [] : [row]
+      } catch {
+        return []
+      }
+    })

@@ -1,0 +1,31 @@
+/**
+ * @maka/chaos — the proof behind `maka chaos`: a seeded driver that SIGKILLs real child processes
+ * (turns, resumers racing on one boundary, recovery) at crash points and random moments, and an
+ * invariant checker that judges the files they leave behind with no code of the product.
+ */
+export {
+  type ChaosHost,
+  type ChaosOptions,
+  type ChaosSummary,
+  type ChildSpec,
+  type CrashAt,
+  type IterationReport,
+  type SeededViolation,
+  CRASH_LINE_PREFIX,
+  runChaos,
+} from './runChaos.js'
+export { type InvariantInput, checkInvariants } from './checkInvariants.js'
+export {
+  type ClaimFile,
+  type DataDirSnapshot,
+  type EffectCounts,
+  type RunFiles,
+  SHELL_EFFECTS_FILE,
+  WRITE_EFFECTS_DIR,
+  emptySnapshot,
+  readDataDir,
+  readEffects,
+} from './DataDirSnapshot.js'
+export { type EffectStep, effectToken, remainingSteps, scriptOf, tokenOfCall } from './effectScript.js'
+export { InvariantCode, type Violation } from './Violation.js'
+export { type Rng, iterationSeeds, makeRng, nextSeed, parseSeed } from './Rng.js'
