@@ -7,7 +7,16 @@ import { createHash } from 'node:crypto'
 import { appendFile, readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { hashTree, interruptedSession, json, removeScratch, runCli, runHeaders, scratch, scriptFile } from './support.js'
+import {
+  hashTree,
+  interruptedSession,
+  json,
+  removeScratch,
+  runCli,
+  runHeaders,
+  scratch,
+  scriptFile,
+} from './support.js'
 
 afterAll(removeScratch)
 
@@ -23,7 +32,10 @@ const ledgerOf = async (dataDir: string, sessionId: string): Promise<string> => 
   return join(runs, runId!, 'runtime-events.jsonl')
 }
 
-const sha = async (path: string): Promise<string> => createHash('sha256').update(await readFile(path)).digest('hex')
+const sha = async (path: string): Promise<string> =>
+  createHash('sha256')
+    .update(await readFile(path))
+    .digest('hex')
 
 /** A session SIGKILLed mid-turn whose ledger then got `damage` appended. */
 const givenDamagedSession = async (damage: (rows: ReadonlyArray<string>) => Buffer) => {

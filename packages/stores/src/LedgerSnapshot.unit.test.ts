@@ -31,9 +31,8 @@ describe('scanLedger', () => {
             const snapshot = scanLedger(bytes.subarray(0, cut), identity)
             // A row cut just before its newline is a complete JSON value: not provably torn.
             const newlineOnly = complete < lines.length && cut === end + lines[complete]!.length - 1
-            expect(snapshot.problem).toEqual(
-              newlineOnly ? { _tag: 'Unreadable', line: complete + 1, reason: expect.any(String) } : null,
-            )
+            expect(snapshot.problem?._tag ?? null).toBe(newlineOnly ? 'Unreadable' : null)
+            expect(snapshot.problem?.line ?? null).toBe(newlineOnly ? complete + 1 : null)
             expect(snapshot.events).toEqual(events.slice(0, complete))
             expect(snapshot.highWater).toBe(complete)
             expect(snapshot.committedBytes).toBe(end)
