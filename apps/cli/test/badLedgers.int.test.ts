@@ -80,7 +80,7 @@ describe('maka over a ledger it cannot trust', () => {
       expect(plan.diagnostics.find((d) => d.code === 'runtime_ledger_unreadable')?.detail).toMatchObject({
         line: rows,
       })
-    })
+    }, 180_000)
   })
 
   describe('when a row repeats the id of an earlier row', () => {
@@ -104,7 +104,7 @@ describe('maka over a ledger it cannot trust', () => {
         await runCli(['resume', 'plan', ...data, '--session', 'cut', '--json'], { flag: true }),
       )
       expect(planned.diagnostics.find((d) => d.code === 'runtime_ledger_unreadable')?.detail).toMatchObject({ line })
-    })
+    }, 180_000)
   })
 
   describe('when the read-only commands look at such ledgers', () => {
@@ -137,6 +137,6 @@ describe('maka over a ledger it cannot trust', () => {
         expect(result.code, `${command.join(' ')}: ${result.stderr}`).not.toBe(1)
         expect(await hashTree(env.dataDir), command.join(' ')).toBe(before)
       }
-    })
+    }, 300_000)
   })
 })

@@ -14,6 +14,7 @@
  * (or the reader's UTF-8 check) would reject too. A multi-byte character cut at the very end is
  * still a prefix: a torn write may stop in the middle of one.
  */
+import { isAscii } from 'node:buffer'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -296,8 +297,12 @@ export const makeJsonRowPrefix = (): JsonRowPrefix => {
       if (from >= to || utf8Invalid) return
       if (first === -1) first = bytes[from]!
       fed += to - from
+      // Once no longer JSON, only UTF-8 validity is left to judge, and ASCII is always valid.
+      if (state === INVALID && need === 0 && isAscii(bytes.subarray(from, to))) return
       for (let at = from; at < to && !utf8Invalid; at++) {
         const b = bytes[at]!
+        // The bulk of a long row is plain ASCII inside a string: nothing to track there.
+        if (state === STRING && need === 0 && b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c) continue
         utf8(b)
         // Outside strings only ASCII is JSON; inside, a non-ASCII byte is part of a character.
         if (state !== INVALID) state = b >= 0x80 ? (state === STRING ? STRING : INVALID) : step(b)
