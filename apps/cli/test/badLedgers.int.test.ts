@@ -4,9 +4,9 @@
  * continue from it, and the read-only commands leave every byte of the data dir as it was.
  */
 import { createHash } from 'node:crypto'
-import { appendFile, readFile, readdir } from 'node:fs/promises'
+import { appendFile, cp, readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   hashTree,
   interruptedSession,
@@ -37,13 +37,54 @@ const sha = async (path: string): Promise<string> =>
     .update(await readFile(path))
     .digest('hex')
 
-/** A session SIGKILLed mid-turn whose ledger then got `damage` appended. */
-const givenDamagedSession = async (damage: (rows: ReadonlyArray<string>) => Buffer) => {
+// One session SIGKILLed mid-turn by a real `maka run`, copied for each case (a crash per case would
+// only add load).
+let template: { readonly dataDir: string; readonly workspace: string }
+beforeAll(async () => {
   const env = await scratch()
   await interruptedSession(env.dataDir, env.workspace, 'cut', env.root)
-  const ledger = await ledgerOf(env.dataDir, 'cut')
+  template = env
+}, 120_000)
+
+/** A copy of the template's session `cut` as session `sessionId` in `dataDir`, its ledger then damaged. */
+const addDamagedSession = async (
+  dataDir: string,
+  sessionId: string,
+  damage: (rows: ReadonlyArray<string>) => Buffer,
+): Promise<string> => {
+  const from = join(template.dataDir, 'sessions', 'cut')
+  const to = join(dataDir, 'sessions', sessionId)
+  await cp(from, to, { recursive: true })
+  if (sessionId !== 'cut') {
+    // Every record names its session: rename it throughout, so the copy is a session of its own.
+    for (const file of [join(to, 'session.json'), ...(await runFiles(to))]) {
+      await writeFile(
+        file,
+        (await readFile(file, 'utf8')).replaceAll('"sessionId":"cut"', `"sessionId":"${sessionId}"`),
+      )
+    }
+  }
+  const ledger = await ledgerOf(dataDir, sessionId)
   const rows = (await readFile(ledger, 'utf8')).split('\n').filter((row) => row !== '')
   await appendFile(ledger, damage(rows))
+  return ledger
+}
+
+const runFiles = async (sessionDir: string): Promise<ReadonlyArray<string>> => {
+  const runs = join(sessionDir, 'runs')
+  const files: Array<string> = []
+  for (const runId of await readdir(runs)) {
+    for (const name of await readdir(join(runs, runId))) {
+      if (name.endsWith('.json') || name.endsWith('.jsonl')) files.push(join(runs, runId, name))
+    }
+  }
+  return files
+}
+
+/** A data dir holding the interrupted session, its ledger then damaged by `damage`. */
+const givenDamagedSession = async (damage: (rows: ReadonlyArray<string>) => Buffer) => {
+  const env = await scratch()
+  const ledger = await addDamagedSession(env.dataDir, 'cut', damage)
   return { ...env, ledger, data: ['--data-dir', env.dataDir] }
 }
 
@@ -116,18 +157,12 @@ describe('maka over a ledger it cannot trust', () => {
         (rows) => Buffer.from(`${rows[0]}\n`), // a repeated id
         (rows) => Buffer.from(rows[1]!.slice(0, 30)), // a torn row
       ]
-      for (const [i, damage] of damages.entries()) {
-        await interruptedSession(env.dataDir, env.workspace, `s${i}`, env.root)
-        const ledger = await ledgerOf(env.dataDir, `s${i}`)
-        const rows = (await readFile(ledger, 'utf8')).split('\n').filter((row) => row !== '')
-        await appendFile(ledger, damage(rows))
-      }
+      for (const [i, damage] of damages.entries()) await addDamagedSession(env.dataDir, `s${i}`, damage)
       const before = await hashTree(env.dataDir)
       const commands: ReadonlyArray<ReadonlyArray<string>> = [
         ['sessions'],
         ['sessions', '--json'],
         ...damages.flatMap((_, i) => [
-          ['show', `s${i}`],
           ['show', `s${i}`, '--json'],
           ['resume', 'plan', '--session', `s${i}`, '--no-recover', '--json'],
         ]),
