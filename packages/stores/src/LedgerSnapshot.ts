@@ -208,8 +208,9 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
         scanRows(bytes, from, last + 1)
         from = last + 1
       }
-      // The unterminated rest is a new row once a newline was consumed, else the same row grown.
-      if (from > rowsFrom || rowsFrom > 0) {
+      // The unterminated rest is a new row once a newline was consumed (a dropped row's end resets
+      // on its own), else the same row grown by this read.
+      if (from > rowsFrom) {
         pending.reset()
         pendingFed = 0
       }
