@@ -102,7 +102,8 @@ const toLookup = (ancestors: Ancestors | undefined): AncestorLookup => {
  * whose refs equal its header's `continuationSource` — unless the run provably never started: a
  * ledger holding nothing but terminal facts (a claim recovery closed, or a crash before the start
  * row was durable). The provider is called only after that row is durable, so such a run called
- * no model and ran no tool; its history is exactly its source's.
+ * no model and ran no tool; its history is exactly its source's. A first row of another run is
+ * left to early exit 8.
  * @category gates
  */
 export const opensWithContinuationStart = (
@@ -113,6 +114,9 @@ export const opensWithContinuationStart = (
   if (source === undefined) return E.right(undefined)
   if (events.length > 0 && events.every(isTerminalEvent)) return E.right(undefined)
   const first = events[0]
+  // A row of another run cannot open this one's chain, but it is not a broken chain either: it is
+  // the foreign row early exit 8 reports, wherever it stands.
+  if (first !== undefined && !isRowOfRun(first, header)) return E.right(undefined)
   const refs = first?.refs
   const matches =
     first !== undefined &&

@@ -89,6 +89,29 @@ export const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, overrides: Partial
   ...overrides,
 })
 
+/**
+ * The read the store reports for a ledger whose row at `line` is unreadable: the rows before it,
+ * every complete row counted (as @maka/stores does; realLedgers.int.test.ts reads real files).
+ */
+export const unreadableRead = (events: ReadonlyArray<RuntimeEvent>, line: number, reason: string): LedgerRead =>
+  ledgerOf(events.slice(0, line - 1), { highWater: events.length, problem: { _tag: 'Unreadable', line, reason } })
+
+/**
+ * The read the store reports when the row at `index` belongs to another run (or session): every
+ * row kept, the first foreign one named.
+ */
+export const foreignRead = (
+  events: ReadonlyArray<RuntimeEvent>,
+  index: number,
+  field: 'sessionId' | 'runId',
+): LedgerRead => {
+  const row = events[index]!
+  const foreign = { ...row, id: `foreign-${row.id}`, [field]: `${row[field]}-other` } as RuntimeEvent
+  return ledgerOf([...events.slice(0, index), foreign, ...events.slice(index + 1)], {
+    problem: { _tag: 'IdentityMismatch', line: index + 1, field },
+  })
+}
+
 export const defaultFacts: HostFacts = {
   currentCwd: CWD,
   currentWorkspaceIdentity: WORKSPACE,

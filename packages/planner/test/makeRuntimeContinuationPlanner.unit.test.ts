@@ -11,7 +11,17 @@ import {
   type RunListingEntry,
   makeRuntimeContinuationPlanner,
 } from '../src/index.js'
-import { claim, continuationHeader, defaultFacts, header, ledgerOf, rows, safeRows } from './givenLedger.js'
+import {
+  claim,
+  continuationHeader,
+  defaultFacts,
+  foreignRead,
+  header,
+  ledgerOf,
+  rows,
+  safeRows,
+  unreadableRead,
+} from './givenLedger.js'
 
 // -------------------------------------------------------------------------------------
 // in-memory fake ports
@@ -216,15 +226,7 @@ describe('makeRuntimeContinuationPlanner', () => {
         name: 'the ledger has an unreadable row',
         world: (w) => ({
           ...w,
-          runs: new Map([
-            [
-              'run-1',
-              runOf(
-                header(),
-                ledgerOf(safeRows(), { problem: { _tag: 'Unreadable', line: 3, reason: 'Unexpected token' } }),
-              ),
-            ],
-          ]),
+          runs: new Map([['run-1', runOf(header(), unreadableRead(safeRows(), 3, 'Unexpected token'))]]),
         }),
         reason: 'runtime_ledger_unreadable',
         detail: { line: 3, cause: 'Unexpected token' },
@@ -234,12 +236,7 @@ describe('makeRuntimeContinuationPlanner', () => {
         name: 'a row belongs to another run',
         world: (w) => ({
           ...w,
-          runs: new Map([
-            [
-              'run-1',
-              runOf(header(), ledgerOf(safeRows(), { problem: { _tag: 'IdentityMismatch', line: 2, field: 'runId' } })),
-            ],
-          ]),
+          runs: new Map([['run-1', runOf(header(), foreignRead(safeRows(), 1, 'runId'))]]),
         }),
         reason: 'runtime_identity_mismatch',
         detail: { line: 2, field: 'runId' },
@@ -309,13 +306,7 @@ describe('makeRuntimeContinuationPlanner', () => {
         ['safety_observation_unavailable', () => (world.facts = E.right(defaultFacts))],
         ['source_run_unreadable', () => (run1().readRun = E.right(header({}, ['workspaceIdentity'])))],
         ['workspace_identity_missing', () => (run1().readRun = E.right(source))],
-        [
-          'runtime_ledger_unreadable',
-          () =>
-            (run1().readLedger = E.right(
-              ledgerOf(safeRows(), { problem: { _tag: 'IdentityMismatch', line: 1, field: 'sessionId' } }),
-            )),
-        ],
+        ['runtime_ledger_unreadable', () => (run1().readLedger = E.right(foreignRead(safeRows(), 0, 'sessionId')))],
         ['runtime_identity_mismatch', () => (run1().readLedger = E.right(ledgerOf(safeRows())))],
         ['continuation_already_exists', () => (world.claims = E.right([]))],
       ]

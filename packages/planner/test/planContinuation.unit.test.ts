@@ -7,11 +7,13 @@ import {
   claim,
   continuationHeader,
   defaultFacts,
+  foreignRead,
   givenLedger,
   header,
   ledgerOf,
   rows,
   safeRows,
+  unreadableRead,
 } from './givenLedger.js'
 
 // -------------------------------------------------------------------------------------
@@ -461,7 +463,7 @@ describe('planContinuation', () => {
         ancestors: [
           {
             header: root!.header,
-            ledger: ledgerOf(root!.events, { problem: { _tag: 'Unreadable', line: 2, reason: 'bad json' } }),
+            ledger: unreadableRead(root!.events, 2, 'bad json'),
           },
         ],
       })
@@ -549,7 +551,7 @@ describe('planContinuation', () => {
     it('parks a header without workspace identity first', () => {
       givenLedger(safeRows(), {
         source: header({}, ['workspaceIdentity']),
-        ledger: { problem: { _tag: 'Unreadable', line: 2, reason: 'bad json' } },
+        ledger: unreadableRead(safeRows(), 2, 'bad json'),
       })
         .whenPlanning()
         .thenParks(['workspace_identity_missing'])
@@ -557,7 +559,7 @@ describe('planContinuation', () => {
 
     it('parks an unreadable row with its line number and no high-water', () => {
       const { plan } = givenLedger(safeRows(), {
-        ledger: { problem: { _tag: 'Unreadable', line: 3, reason: 'unknown key' } },
+        ledger: unreadableRead(safeRows(), 3, 'unknown key'),
       })
         .whenPlanning()
         .thenParks(['runtime_ledger_unreadable'])
@@ -572,7 +574,7 @@ describe('planContinuation', () => {
     })
 
     it('parks a store-reported identity mismatch with its line', () => {
-      givenLedger(safeRows(), { ledger: { problem: { _tag: 'IdentityMismatch', line: 2, field: 'runId' } } })
+      givenLedger(safeRows(), { ledger: foreignRead(safeRows(), 1, 'runId') })
         .whenPlanning()
         .thenParks(['runtime_identity_mismatch'])
         .thenDetail('runtime_identity_mismatch', { line: 2, field: 'runId' })

@@ -5,14 +5,18 @@
  * window of complete rows to one string when it is valid UTF-8, and parses the rows out of it —
  * no intermediate array of lines, no per-row Buffer conversion.
  *
- * Rules (ledger-format.md): the final line without a trailing newline is a torn row — excluded and
- * reported, even if it parses, because its append never completed. Any other row that is not UTF-8
- * JSON of the exact RuntimeEvent shape makes the ledger unreadable at that line; a well-formed row of
- * another session or run is an identity mismatch. Events before the first problem are kept.
+ * Rules (ledger-format.md, docs/decisions.md): the final line without a trailing newline is a torn
+ * row — excluded and reported — only when it is a proper prefix of a JSON object, checked by a
+ * byte-level state machine as it streams in. Any other unterminated final line (garbage, binary, a
+ * complete JSON value missing its newline) may be committed data or damage: the ledger is unreadable
+ * at that line and nothing may truncate it. Any other row that is not UTF-8 JSON of the exact
+ * RuntimeEvent shape, or repeats an earlier row's `id`, makes the ledger unreadable at that line; a
+ * well-formed row of another session or run is an identity mismatch, and reading goes on past it.
  */
 import { isAscii, isUtf8 } from 'node:buffer'
 import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
+import { makeJsonRowPrefix } from './internal/jsonRowPrefix.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -41,13 +45,17 @@ export interface TornTail {
  * @category models
  */
 export interface LedgerSnapshot {
-  /** The decodable rows before the first problem (all complete rows when `problem` is null). */
+  /**
+   * The decodable rows before the first unreadable row (all complete rows when there is none),
+   * foreign rows included: an identity mismatch does not stop the read.
+   */
   readonly events: ReadonlyArray<RuntimeEvent>
   /** The number of complete (newline-terminated) rows, problem or not: what high-water pins compare with. */
   readonly highWater: number
   /** The byte length of those complete rows: everything up to and including the last newline. */
   readonly committedBytes: number
   readonly tornTail: TornTail | null
+  /** The first unreadable row (the final unterminated line included), else the first foreign row. */
   readonly problem: LedgerProblem | null
 }
 
@@ -104,19 +112,38 @@ export interface LedgerScanner {
  */
 export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
   const events: Array<RuntimeEvent> = []
-  let problem: LedgerProblem | null = null
+  // `id` is unique within a ledger. The strings are the events' own, so the Set costs its table only.
+  const ids = new Set<string>()
+  // The first unreadable row ends decoding; a foreign row does not, so the row count and every
+  // later problem stay known (an unreadable row anywhere outranks a foreign one: planner exit 7 before 8).
+  let unreadable: LedgerProblem | null = null
+  let mismatch: LedgerProblem | null = null
   let line = 0
   let committed = 0
+  // The row after the last consumed newline, checked as it arrives. While `dropping`, its bytes are
+  // not needed (they can no longer be JSON, or the ledger is already unreadable): they are consumed
+  // instead of carried, so a long bad row never has to sit in memory.
+  const pending = makeJsonRowPrefix()
+  let pendingFed = 0
+  let dropping = false
 
   // Counts rows only: after the first problem, highWater must still match what pins recorded.
   const countRows = (bytes: Buffer, from: number, to: number): void => {
     for (let at = bytes.indexOf(NEWLINE, from); at !== -1 && at < to; at = bytes.indexOf(NEWLINE, at + 1)) line += 1
   }
 
+  const decode = (row: string): void => {
+    const found = decodeRowInto(events, ids, row, line + 1, identity)
+    line += 1
+    if (found === null) return
+    if (found._tag === 'IdentityMismatch') mismatch ??= found
+    else unreadable = found
+  }
+
   // [from, to) holds whole rows: `to - 1` is a newline.
   const scanRows = (bytes: Buffer, from: number, to: number): void => {
     committed += to - from
-    if (problem !== null) return countRows(bytes, from, to)
+    if (unreadable !== null) return countRows(bytes, from, to)
     // One UTF-8 check per window is far cheaper than one per row; rows are checked one by one only
     // when it fails, to name the damaged line. A newline is never inside a multi-byte character,
     // so a window of whole rows is valid exactly when each of its rows is. Most ledgers are ASCII,
@@ -128,8 +155,8 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
     else return scanRowsCheckingUtf8(bytes, from, to)
     let start = 0
     for (let end = text.indexOf(NEWLINE_CHAR); end !== -1; end = text.indexOf(NEWLINE_CHAR, start)) {
-      line += 1
-      if (problem === null) problem = decodeRowInto(events, text.slice(start, end), line, identity)
+      if (unreadable === null) decode(text.slice(start, end))
+      else line += 1
       start = end + 1
     }
   }
@@ -137,20 +164,41 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
   const scanRowsCheckingUtf8 = (bytes: Buffer, from: number, to: number): void => {
     let start = from
     for (let end = bytes.indexOf(NEWLINE, start); end !== -1 && end < to; end = bytes.indexOf(NEWLINE, start)) {
-      line += 1
-      if (problem === null) {
-        // `toString` would silently turn invalid bytes into U+FFFD and let a damaged row pass as a fact.
-        problem = isUtf8(bytes.subarray(start, end))
-          ? decodeRowInto(events, bytes.toString('utf8', start, end), line, identity)
-          : { _tag: 'Unreadable', line, reason: 'row is not valid UTF-8' }
+      if (unreadable !== null) line += 1
+      // `toString` would silently turn invalid bytes into U+FFFD and let a damaged row pass as a fact.
+      else if (isUtf8(bytes.subarray(start, end))) decode(bytes.toString('utf8', start, end))
+      else {
+        line += 1
+        unreadable = { _tag: 'Unreadable', line, reason: 'row is not valid UTF-8' }
       }
       start = end + 1
     }
   }
 
+  // Ends a dropped row at its newline: it reads as `JSON.parse` and the UTF-8 check would have read it.
+  const endDroppedRow = (rowBytes: number): void => {
+    line += 1
+    committed += rowBytes + 1
+    if (unreadable === null) unreadable = { _tag: 'Unreadable', line, reason: pending.rowReason() }
+    pending.reset()
+    pendingFed = 0
+    dropping = false
+  }
+
   return {
     scan: (bytes) => {
       let from = 0
+      if (dropping) {
+        const end = bytes.indexOf(NEWLINE)
+        pending.feed(bytes, 0, end === -1 ? bytes.length : end)
+        if (end === -1) {
+          pendingFed += bytes.length
+          return bytes.length
+        }
+        endDroppedRow(pendingFed + end)
+        from = end + 1
+      }
+      const rowsFrom = from
       while (from < bytes.length) {
         const limit = Math.min(from + WINDOW_BYTES, bytes.length)
         let last = bytes.lastIndexOf(NEWLINE, limit - 1)
@@ -160,17 +208,44 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
         scanRows(bytes, from, last + 1)
         from = last + 1
       }
+      // The unterminated rest is a new row once a newline was consumed (a dropped row's end resets
+      // on its own), else the same row grown by this read.
+      if (from > rowsFrom) {
+        pending.reset()
+        pendingFed = 0
+      }
+      pending.feed(bytes, from + pendingFed, bytes.length)
+      pendingFed = bytes.length - from
+      if (pendingFed > 0 && (unreadable !== null || pending.rejected())) {
+        dropping = true
+        return bytes.length
+      }
       return from
     },
-    snapshot: (tailLength) => ({
-      events,
-      highWater: line,
-      committedBytes: committed,
-      tornTail: tailLength > 0 ? { offset: committed, length: tailLength } : null,
-      problem,
-    }),
+    snapshot: (tailLength) => {
+      const length = dropping ? pendingFed : tailLength
+      const verdict = length > 0 ? pending.verdict() : 'empty'
+      const torn = verdict === 'torn'
+      const tailProblem: LedgerProblem | null =
+        verdict === 'empty' || torn ? null : { _tag: 'Unreadable', line: line + 1, reason: TAIL_REASONS[verdict] }
+      return {
+        events,
+        highWater: line,
+        committedBytes: committed,
+        tornTail: torn ? { offset: committed, length } : null,
+        problem: unreadable ?? tailProblem ?? mismatch,
+      }
+    },
   }
 }
+
+// Why an unterminated final line that is not a torn row makes the ledger unreadable.
+const TAIL_REASONS = {
+  complete: 'final row is complete JSON without its newline: not committed, yet not provably torn',
+  not_object: 'final row has no newline and is not the start of a JSON object',
+  not_json: 'final row has no newline and is not the start of a JSON object',
+  not_utf8: 'final row has no newline and is not valid UTF-8',
+} as const
 
 /**
  * Scans a ledger's bytes into a snapshot. Pure: never throws, never reads anything else.
@@ -183,9 +258,11 @@ export const scanLedger = (bytes: Uint8Array, identity: LedgerIdentity): LedgerS
   return scanner.snapshot(buffer.length - consumed)
 }
 
-// Pushes the decoded row and returns null, or returns the row's problem; no wrapper object per row.
+// Pushes the decoded row and returns null or its identity mismatch, or returns why it is
+// unreadable (nothing pushed); no wrapper object per row.
 const decodeRowInto = (
   events: Array<RuntimeEvent>,
+  ids: Set<string>,
   row: string,
   line: number,
   identity: LedgerIdentity,
@@ -209,8 +286,12 @@ const decodeRowInto = (
     if (decoded._tag === 'Left') return { _tag: 'Unreadable', line, reason: decoded.left }
     event = decoded.right
   }
+  const known = ids.size
+  ids.add(event.id)
+  if (ids.size === known) return { _tag: 'Unreadable', line, reason: 'row repeats the id of an earlier row' }
+  // A foreign row is well-formed: it is kept, so the rows after it are still read and counted.
+  events.push(event)
   if (event.sessionId !== identity.sessionId) return { _tag: 'IdentityMismatch', line, field: 'sessionId' }
   if (event.runId !== identity.runId) return { _tag: 'IdentityMismatch', line, field: 'runId' }
-  events.push(event)
   return null
 }

@@ -79,7 +79,7 @@ describe('RuntimeEventStore', () => {
   })
 
   describe('when the last row is cut at any byte offset', () => {
-    it('never reports the cut row as a fact, and the next append truncates it', async () => {
+    it('never reports the cut row as a fact; the next append truncates a torn prefix and refuses a row missing only its newline', async () => {
       const source = await givenRun()
       const rows = referenceLedger()
       const [first, second, third, next] = rows
@@ -98,13 +98,22 @@ describe('RuntimeEventStore', () => {
 
         const snapshot = await value(stores.events.read(sessionId, runId))
         const complete = cut === whole.length
-        const torn = cut > lastRowStart && !complete
-        expect(snapshot.problem).toBeNull()
+        // Cut just before its newline, the row is a complete JSON value: not provably torn.
+        const newlineOnly = cut === whole.length - 1
+        const torn = cut > lastRowStart && !complete && !newlineOnly
+        expect(snapshot.problem).toEqual(
+          newlineOnly ? { _tag: 'Unreadable', line: 3, reason: expect.any(String) } : null,
+        )
         expect(snapshot.events).toEqual(complete ? [first, second, third] : [first, second])
         expect(snapshot.highWater).toBe(complete ? 3 : 2)
         expect(snapshot.committedBytes).toBe(complete ? whole.length : lastRowStart)
         expect(snapshot.tornTail).toEqual(torn ? { offset: lastRowStart, length: cut - lastRowStart } : null)
 
+        if (newlineOnly) {
+          expect((await failure(stores.events.append(sessionId, runId, next!)))._tag).toBe('LedgerUnreadable')
+          expect((await readFile(path)).equals(whole.subarray(0, cut))).toBe(true)
+          continue
+        }
         const appended = await value(stores.events.append(sessionId, runId, next!))
         expect(appended.highWater).toBe(complete ? 4 : 3)
         const reread = await value(stores.events.read(sessionId, runId))
@@ -121,14 +130,65 @@ describe('RuntimeEventStore', () => {
   })
 
   describe('when the final row is complete JSON but has no newline', () => {
-    it('is still a torn row, never a fact', async () => {
+    it('is unreadable at its line, never a fact and never truncated', async () => {
       const rows = referenceLedger()
       const bytes = Buffer.concat([rowBytes(rows[0]!), Buffer.from(JSON.stringify(rows[1]))])
-      const { stores } = await givenLedgerBytes(bytes)
+      const { stores, path } = await givenLedgerBytes(bytes)
       const snapshot = await value(stores.events.read(sessionId, runId))
       expect(snapshot.events).toEqual([rows[0]])
       expect(snapshot.highWater).toBe(1)
-      expect(snapshot.tornTail).toEqual({ offset: rowBytes(rows[0]!).length, length: JSON.stringify(rows[1]).length })
+      expect(snapshot.tornTail).toBeNull()
+      expect(snapshot.problem).toEqual({ _tag: 'Unreadable', line: 2, reason: expect.stringMatching(/complete JSON/) })
+      expect((await failure(stores.events.append(sessionId, runId, rows[2]!)))._tag).toBe('LedgerUnreadable')
+      expect((await readFile(path)).equals(bytes)).toBe(true)
+    })
+  })
+
+  describe('when the final row has no newline and is not the start of a JSON object', () => {
+    it.each([
+      ['garbage', Buffer.from('not json at all')],
+      ['binary', Buffer.from([0x00, 0x01, 0xff, 0xfe, 0x7b])],
+      ['invalid UTF-8 inside a string', Buffer.from([...Buffer.from('{"id":"'), 0xc3, 0x28])],
+      ['a JSON array', Buffer.from('[{"id":')],
+      ['a leading space', Buffer.from(' {"id":')],
+      ['a byte-order mark', Buffer.from('\ufeff{"id":')],
+      ['JSON followed by more', Buffer.from('{"id":"x"} {')],
+    ])('%s makes the ledger unreadable at its line and no append truncates it', async (_name, tail) => {
+      const rows = referenceLedger()
+      const bytes = Buffer.concat([rowBytes(rows[0]!), tail])
+      const { stores, path } = await givenLedgerBytes(bytes)
+      const snapshot = await value(stores.events.read(sessionId, runId))
+      expect(snapshot.events).toEqual([rows[0]])
+      expect(snapshot.tornTail).toBeNull()
+      expect(snapshot.problem).toMatchObject({ _tag: 'Unreadable', line: 2 })
+      const error = await failure(stores.events.append(sessionId, runId, rows[1]!))
+      expect(error._tag === 'LedgerUnreadable' && error.problem.line).toBe(2)
+      expect((await readFile(path)).equals(bytes)).toBe(true)
+    })
+
+    it('still counts a multi-byte character cut at the very end as a torn row', async () => {
+      const rows = referenceLedger()
+      const euro = Buffer.from('€') // e2 82 ac
+      const bytes = Buffer.concat([rowBytes(rows[0]!), Buffer.from('{"id":"'), euro.subarray(0, 2)])
+      const { stores } = await givenLedgerBytes(bytes)
+      const snapshot = await value(stores.events.read(sessionId, runId))
+      expect(snapshot.problem).toBeNull()
+      expect(snapshot.tornTail).toEqual({ offset: rowBytes(rows[0]!).length, length: 9 })
+    })
+  })
+
+  describe('when two rows share an id', () => {
+    it('is unreadable at the second one, and nothing is appended', async () => {
+      const rows = referenceLedger()
+      const twin = { ...rows[2]!, id: rows[0]!.id }
+      const bytes = Buffer.concat([rowBytes(rows[0]!), rowBytes(rows[1]!), rowBytes(twin)])
+      const { stores, path } = await givenLedgerBytes(bytes)
+      const snapshot = await value(stores.events.read(sessionId, runId))
+      expect(snapshot.problem).toEqual({ _tag: 'Unreadable', line: 3, reason: 'row repeats the id of an earlier row' })
+      expect(snapshot.events).toEqual([rows[0], rows[1]])
+      expect(snapshot.highWater).toBe(3)
+      expect((await failure(stores.events.append(sessionId, runId, rows[3]!)))._tag).toBe('LedgerUnreadable')
+      expect((await readFile(path)).equals(bytes)).toBe(true)
     })
   })
 
@@ -190,11 +250,24 @@ describe('RuntimeEventStore', () => {
     it('reports IdentityMismatch at its line', async () => {
       const rows = referenceLedger()
       const foreign = referenceLedger({ ...identity, runId: 'run-other' })[1]!
-      const { stores } = await givenLedgerBytes(Buffer.concat([rowBytes(rows[0]!), rowBytes(foreign)]))
+      const later = rows[2]!
+      const { stores } = await givenLedgerBytes(Buffer.concat([rowBytes(rows[0]!), rowBytes(foreign), rowBytes(later)]))
       const snapshot = await value(stores.events.read(sessionId, runId))
-      expect(snapshot.events).toEqual([rows[0]])
-      expect(snapshot.highWater).toBe(2)
+      // The foreign row is well-formed: reading goes on, so every row is counted and decoded.
+      expect(snapshot.events).toEqual([rows[0], foreign, later])
+      expect(snapshot.highWater).toBe(3)
       expect(snapshot.problem).toEqual({ _tag: 'IdentityMismatch', line: 2, field: 'runId' })
+    })
+
+    it('still reports a later unreadable row instead, which outranks it', async () => {
+      const rows = referenceLedger()
+      const foreign = referenceLedger({ ...identity, runId: 'run-other' })[1]!
+      const bytes = Buffer.concat([rowBytes(rows[0]!), rowBytes(foreign), Buffer.from('garbage\n'), rowBytes(rows[2]!)])
+      const { stores } = await givenLedgerBytes(bytes)
+      const snapshot = await value(stores.events.read(sessionId, runId))
+      expect(snapshot.problem).toEqual({ _tag: 'Unreadable', line: 3, reason: 'row is not valid JSON' })
+      expect(snapshot.events).toEqual([rows[0], foreign])
+      expect(snapshot.highWater).toBe(4)
     })
   })
 
