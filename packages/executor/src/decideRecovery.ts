@@ -135,11 +135,7 @@ export const decideRunRecovery = (
  */
 export const abandonedTargetHeader = (
   claim: ContinuationClaim,
-  source: {
-    readonly cwd: AgentRun['cwd']
-    readonly providerId: AgentRun['providerId']
-    readonly modelId: AgentRun['modelId']
-  },
+  source: Pick<AgentRun, 'cwd' | 'providerId' | 'modelId' | 'workspaceIdentity'>,
   now: IsoTimestamp,
 ): AgentRun => ({
   runId: claim.targetRunId,
@@ -150,6 +146,7 @@ export const abandonedTargetHeader = (
   cwd: source.cwd,
   providerId: source.providerId,
   modelId: source.modelId,
+  ...(source.workspaceIdentity === undefined ? {} : { workspaceIdentity: source.workspaceIdentity }),
   createdAt: now,
   updatedAt: now,
   parentRunId: claim.sourceRunId,
