@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { IsoTimestamp } from '@maka/events'
-import { isSameLiveProcess, type HostInspector } from '@maka/host-inspector'
+import { isRecordedProcessAlive, type HostInspector } from '@maka/host-inspector'
 import type { FileStores, StoreError } from '@maka/stores'
 import { abandonedTargetHeader, abandonedTerminal, decideRunRecovery } from './decideRecovery.js'
 import type { Ownership } from './ownership.js'
@@ -105,7 +105,8 @@ export const makeStartupRecovery = (
       }
       const entry = listing.shellRun
       if (entry.status !== 'running') continue
-      if (await isSameLiveProcess(entry.pid, entry.startedAt)) continue
+      // Only a process proven gone is an orphan; a live pid without a recorded identity still runs.
+      if (await isRecordedProcessAlive(entry, 'live_pid')) continue
       const written = await run(stores.shellRuns.write({ ...entry, status: 'failed', endedAt: nowIso() }))
       actions.push({
         sessionId,
