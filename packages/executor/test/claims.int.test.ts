@@ -174,7 +174,7 @@ describe('execute with repeated, stale and concurrent claims', () => {
           claimBoundary: (claim, header) => async () => {
             arrived += 1
             if (arrived === 2) release()
-            await Promise.race([bothArrived, new Promise((r) => setTimeout(r, 5000))])
+            await Promise.race([bothArrived, new Promise((r) => setTimeout(r, 30_000))])
             return s.claims.claimBoundary(claim, header)()
           },
         },

@@ -315,21 +315,20 @@ describe('openAICompatibleProvider', () => {
   })
 
   describe('when the endpoint answers HTTP 500', () => {
-    it('fails promptly with http_error 500 and no body or prompt in the message', async () => {
+    it('fails with http_error 500 (not a timeout) and no body or prompt in the message', async () => {
       const endpoint = await startServer((_req, res) => {
         res.writeHead(500, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: `upstream exploded on ${SENTINEL}` } }))
       })
-      const started = performance.now()
+      // An hour of timeout: the error below can only come from the answer, never from waiting.
       const error = await rejectionOf(
-        collect(providerFor(endpoint.baseUrl, { timeoutMs: 60_000 }), requestWith([{ role: 'user', text: SENTINEL }])),
+        collect(providerFor(endpoint.baseUrl, { timeoutMs: 3_600_000 }), requestWith([{ role: 'user', text: SENTINEL }])),
       )
       expect(error).toBeInstanceOf(ProviderError)
       expect(error.code).toBe('http_error')
       expect(error.status).toBe(500)
       expect(error.message).toBe('HTTP 500')
       expect(error.message).not.toContain(SENTINEL)
-      expect(performance.now() - started).toBeLessThan(5_000)
       // maxRetries 0: the failing request is sent exactly once.
       expect(endpoint.received).toHaveLength(1)
     })
@@ -347,13 +346,11 @@ describe('openAICompatibleProvider', () => {
   describe('when the endpoint never answers', () => {
     it('fails with timeout after timeoutMs instead of hanging', async () => {
       const { baseUrl } = await startServer(silent)
-      const started = performance.now()
       const error = await rejectionOf(
         collect(providerFor(baseUrl, { timeoutMs: 300 }), requestWith([{ role: 'user', text: SENTINEL }])),
       )
       expect(error.code).toBe('timeout')
       expect(error.message).not.toContain(SENTINEL)
-      expect(performance.now() - started).toBeLessThan(5_000)
     })
 
     it('fails with timeout when the stream stalls after its first chunk', async () => {
@@ -362,7 +359,6 @@ describe('openAICompatibleProvider', () => {
         sendSse(res, chunk({ content: 'Hel' }))
       })
       const seen: Array<ProviderChunk> = []
-      const started = performance.now()
       const error = await rejectionOf(
         (async () => {
           for await (const c of providerFor(baseUrl, { timeoutMs: 300 }).stream(requestWith([]))) seen.push(c)
@@ -370,7 +366,6 @@ describe('openAICompatibleProvider', () => {
       )
       expect(error.code).toBe('timeout')
       expect(seen).toEqual([{ type: 'text_delta', text: 'Hel' }])
-      expect(performance.now() - started).toBeLessThan(5_000)
     })
   })
 
