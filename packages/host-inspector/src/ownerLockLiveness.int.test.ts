@@ -79,7 +79,7 @@ describe('ownerLockLiveness', () => {
       const own = await currentProcessIdentity()
       expect(own).not.toBeNull()
       const startedAt = (await currentProcessStartTime()).toISOString()
-      expect(await ownerLockLiveness({ ...lock(process.pid, startedAt), ...own } as OwnerLock)).toBe('alive')
+      expect(await ownerLockLiveness({ ...lock(process.pid, startedAt), ...own })).toBe('alive')
     })
   })
 
