@@ -38,7 +38,11 @@ export type ShellRunStatus = t.TypeOf<typeof ShellRunStatus>
  * of `/proc/<pid>/stat`). A pid plus these two, compared exactly, names one process for good.
  * @category codecs
  */
-export const ProcessIdentity = strictStruct('ProcessIdentity', { bootId: NonEmptyString, startTicks: NonNegativeInt }, {})
+export const ProcessIdentity = strictStruct(
+  'ProcessIdentity',
+  { bootId: NonEmptyString, startTicks: NonNegativeInt },
+  {},
+)
 /**
  * A process's boot id and start ticks.
  * @category models

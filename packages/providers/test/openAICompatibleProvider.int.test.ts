@@ -322,7 +322,10 @@ describe('openAICompatibleProvider', () => {
       })
       // An hour of timeout: the error below can only come from the answer, never from waiting.
       const error = await rejectionOf(
-        collect(providerFor(endpoint.baseUrl, { timeoutMs: 3_600_000 }), requestWith([{ role: 'user', text: SENTINEL }])),
+        collect(
+          providerFor(endpoint.baseUrl, { timeoutMs: 3_600_000 }),
+          requestWith([{ role: 'user', text: SENTINEL }]),
+        ),
       )
       expect(error).toBeInstanceOf(ProviderError)
       expect(error.code).toBe('http_error')

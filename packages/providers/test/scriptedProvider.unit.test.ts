@@ -114,7 +114,10 @@ describe('scriptedProvider', () => {
     it('fails with aborted when the signal aborts during the wait', async () => {
       const controller = new AbortController()
       // An hour: only the abort can end this wait before the test's own timeout.
-      const provider = makeScriptedProvider({ steps: [{ delayMs: 3_600_000 }, { text: 'never' }], toolCallIdPrefix: 'p' })
+      const provider = makeScriptedProvider({
+        steps: [{ delayMs: 3_600_000 }, { text: 'never' }],
+        toolCallIdPrefix: 'p',
+      })
       const pending = collect(provider, requestWith([], controller.signal))
       setTimeout(() => controller.abort(), 20)
       const error = await rejectionOf(pending)

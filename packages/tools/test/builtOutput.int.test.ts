@@ -24,8 +24,11 @@ console.log(JSON.stringify({ names: registry.names(), outcome, records }))
 
 const runNode = (cwd: string): Promise<{ stdout: string }> =>
   new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', script, cwd], { timeout: 60_000 }, (error, stdout, stderr) =>
-      error === null ? resolve({ stdout }) : reject(new Error(stderr)),
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script, cwd],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => (error === null ? resolve({ stdout }) : reject(new Error(stderr))),
     )
   })
 

@@ -16,7 +16,6 @@ import { becomesGone, givenWorkspaceUnsafe, pidWrittenTo, processGroupOf, type W
 
 const shell = makeShellTool()
 
-
 describe('shell', () => {
   let ws: Workspace
   beforeEach(async () => {
