@@ -52,6 +52,17 @@ const shellRunsOf = async (w: World, sessionId: string): Promise<ReadonlyArray<S
   return listed.right.flatMap((entry) => ('shellRun' in entry ? [entry.shellRun] : []))
 }
 
+const SETTLE_CEILING_MS = 30_000
+
+const untilShellRun = async (w: World, sessionId: string, done: (run: ShellRun) => boolean): Promise<void> => {
+  const deadline = Date.now() + SETTLE_CEILING_MS
+  while (Date.now() < deadline) {
+    if ((await shellRunsOf(w, sessionId)).some(done)) return
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`no shell run reached the expected state: ${JSON.stringify(await shellRunsOf(w, sessionId))}`)
+}
+
 const writeShellRun = async (w: World, source: InterruptedRun, fields: Partial<ShellRun> & Pick<ShellRun, 'pid'>) => {
   const record = {
     shellRunId: 'sh-0000000000c10c4e',
@@ -95,6 +106,11 @@ describe('background shell-run liveness', () => {
       expect(plan).toMatchObject({ disposition: 'park', rejectionReasons: ['background_operation_pending'] })
       expect(await w.runtime.resume({ sessionId: source.sessionId })).toMatchObject({ _tag: 'Parked' })
       expect(w.requests.filter((r) => r.kind === 'continuation')).toEqual([])
+
+      // The tool records the end of the command from this process: wait for that record, so nothing
+      // writes into the data dir after the test.
+      process.kill(-recorded.pid, 'SIGKILL')
+      await untilShellRun(w, source.sessionId, (r) => r.status === 'killed')
     })
   })
 

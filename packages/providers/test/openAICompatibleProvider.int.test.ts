@@ -114,6 +114,8 @@ const tools: ReadonlyArray<ToolSpec> = [
   },
 ]
 
+const STALL_TIMEOUT_MS = 10_000
+
 const requestWith = (messages: ReadonlyArray<ProviderMessage>, signal?: AbortSignal): ProviderRequest => ({
   systemPrompt: 'You are maka.',
   messages,
@@ -362,9 +364,12 @@ describe('openAICompatibleProvider', () => {
         sendSse(res, chunk({ content: 'Hel' }))
       })
       const seen: Array<ProviderChunk> = []
+      // The watchdog also covers the wait for the first chunk, so its timeout must outlast a round
+      // trip on a loaded machine; the stall after that chunk then ends the stream at this timeout.
       const error = await rejectionOf(
         (async () => {
-          for await (const c of providerFor(baseUrl, { timeoutMs: 300 }).stream(requestWith([]))) seen.push(c)
+          for await (const c of providerFor(baseUrl, { timeoutMs: STALL_TIMEOUT_MS }).stream(requestWith([])))
+            seen.push(c)
         })(),
       )
       expect(error.code).toBe('timeout')
