@@ -33,6 +33,15 @@ export interface RunBrief {
 }
 
 /**
+ * A run whose header exists but cannot be read, and why (the store's error tag).
+ * @category models
+ */
+export interface UnreadableRun {
+  readonly runId: string
+  readonly error: string
+}
+
+/**
  * One line of `maka sessions`.
  * @category models
  */
@@ -43,7 +52,13 @@ export interface SessionSummary {
   readonly title?: string
   /** Why `session.json` could not be read, when it could not. */
   readonly error?: string
+  /** Runs with a header, readable or not (a folder whose header was never created is no run). */
   readonly runCount: number
+  /**
+   * Runs whose `run.json` exists but cannot be read: they cannot be ordered, so `latestRun` (the
+   * newest readable one) may not be the session's latest, and resuming parks until they are fixed.
+   */
+  readonly unreadableRuns: ReadonlyArray<UnreadableRun>
   readonly latestRun: RunBrief | null
   /** The latest top-level run failed with `app_restarted`, or is non-terminal with no live owner. */
   readonly interrupted: boolean
@@ -125,10 +140,19 @@ const brief = (header: AgentRun): RunBrief => ({
   createdAt: header.createdAt,
 })
 
-const readHeaders = async (stores: FileStores, sessionId: string): Promise<ReadonlyArray<AgentRun>> => {
+// A folder without run.json is a create that never completed (decisions #10): no run, not a broken one.
+const readHeaders = async (
+  stores: FileStores,
+  sessionId: string,
+): Promise<{ readonly headers: ReadonlyArray<AgentRun>; readonly unreadable: ReadonlyArray<UnreadableRun> }> => {
   const listed = await stores.runs.list(sessionId)()
-  if (E.isLeft(listed)) return []
-  return listed.right.flatMap((entry) => ('header' in entry ? [entry.header] : []))
+  if (E.isLeft(listed)) return { headers: [], unreadable: [] }
+  return {
+    headers: listed.right.flatMap((entry) => ('header' in entry ? [entry.header] : [])),
+    unreadable: listed.right.flatMap((entry) =>
+      'error' in entry && entry.error._tag !== 'NotFound' ? [{ runId: entry.runId, error: entry.error._tag }] : [],
+    ),
+  }
 }
 
 /**
@@ -144,7 +168,7 @@ export const listSessionSummaries = async (
   const summaries: Array<SessionSummary> = []
   for (const sessionId of listed.right) {
     const record = await stores.sessions.read(sessionId)()
-    const headers = await readHeaders(stores, sessionId)
+    const { headers, unreadable } = await readHeaders(stores, sessionId)
     const latest = latestTopLevelRun(headers)
     const lock = await stores.ownerLocks.read(sessionId)()
     const ownerAlive = E.isRight(lock) && (await ownerLockLiveness(lock.right)) === 'alive'
@@ -158,7 +182,8 @@ export const listSessionSummaries = async (
       createdAt: E.isRight(record) ? record.right.createdAt : null,
       ...(E.isRight(record) && record.right.title !== undefined ? { title: record.right.title } : {}),
       ...(E.isLeft(record) ? { error: record.left._tag } : {}),
-      runCount: headers.length,
+      runCount: headers.length + unreadable.length,
+      unreadableRuns: unreadable,
       latestRun: latest === undefined ? null : brief(latest),
       interrupted,
       ownerAlive,

@@ -60,8 +60,12 @@ const fakeBackend = () => {
 
 const tick = () => new Promise((r) => setTimeout(r, 30))
 
+// A ceiling far above any render delay on a loaded machine; a frame that never comes still fails.
+const UNTIL_CEILING_MS = 30_000
+
 const until = async (frame: () => string | undefined, text: string) => {
-  for (let i = 0; i < 100; i++) {
+  const deadline = Date.now() + UNTIL_CEILING_MS
+  while (Date.now() < deadline) {
     if (frame()?.includes(text) === true) return
     await tick()
   }

@@ -112,7 +112,7 @@ export const hashTree = async (dir: string): Promise<string> => {
 export const waitFor = async <A>(
   what: string,
   check: () => A | Promise<A>,
-  deadlineMs = 15_000,
+  deadlineMs = 30_000,
 ): Promise<Exclude<A, false | undefined>> => {
   const end = Date.now() + deadlineMs
   let last: A | undefined
@@ -162,7 +162,7 @@ export const interruptedSession = async (
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       fail(new Error(`the run never committed its tool result: ${out}`))
-    }, 20_000)
+    }, 60_000)
     child.stdout.setEncoding('utf8')
     child.stdout.on('data', (chunk: string) => {
       out += chunk

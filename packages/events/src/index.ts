@@ -65,7 +65,7 @@ export {
   isContinuationRun,
   runStatusFromTerminalStatus,
 } from './AgentRun.js'
-export { SessionRecord, ShellRunStatus, ShellRun, OwnerLock, ContinuationClaim } from './records.js'
+export { SessionRecord, ShellRunStatus, ProcessIdentity, ShellRun, OwnerLock, ContinuationClaim } from './records.js'
 export {
   type RunIdentity,
   type RowStamp,

@@ -33,7 +33,25 @@ export const ShellRunStatus = t.keyof({ running: null, completed: null, failed: 
 export type ShellRunStatus = t.TypeOf<typeof ShellRunStatus>
 
 /**
- * `shell-runs/<shellRunId>.json`: one background shell operation.
+ * The identity of a process that no clock can fake: the host's boot id (Linux
+ * `/proc/sys/kernel/random/boot_id`) and the process start in clock ticks since that boot (field 22
+ * of `/proc/<pid>/stat`). A pid plus these two, compared exactly, names one process for good.
+ * @category codecs
+ */
+export const ProcessIdentity = strictStruct(
+  'ProcessIdentity',
+  { bootId: NonEmptyString, startTicks: NonNegativeInt },
+  {},
+)
+/**
+ * A process's boot id and start ticks.
+ * @category models
+ */
+export type ProcessIdentity = t.TypeOf<typeof ProcessIdentity>
+
+/**
+ * `shell-runs/<shellRunId>.json`: one background shell operation; `bootId`/`startTicks` are
+ * written when the process starts (when the host can read them).
  * @category codecs
  */
 export const ShellRun = strictStruct(
@@ -47,7 +65,7 @@ export const ShellRun = strictStruct(
     pid: NonNegativeInt,
     startedAt: IsoTimestamp,
   },
-  { endedAt: IsoTimestamp, exitCode: t.union([t.number, t.null]) },
+  { endedAt: IsoTimestamp, exitCode: t.union([t.number, t.null]), bootId: NonEmptyString, startTicks: NonNegativeInt },
 )
 /**
  * One background shell operation.
@@ -56,13 +74,14 @@ export const ShellRun = strictStruct(
 export type ShellRun = t.TypeOf<typeof ShellRun>
 
 /**
- * `owner.lock`: the live process that owns the session; `startedAt` is that process's start time.
+ * `owner.lock`: the live process that owns the session; `startedAt` is that process's start time,
+ * `bootId`/`startTicks` its exact identity when the host can read them.
  * @category codecs
  */
 export const OwnerLock = strictStruct(
   'OwnerLock',
   { pid: NonNegativeInt, hostname: t.string, startedAt: IsoTimestamp },
-  {},
+  { bootId: NonEmptyString, startTicks: NonNegativeInt },
 )
 /**
  * The live process that owns a session.

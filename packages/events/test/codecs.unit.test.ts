@@ -4,6 +4,7 @@ import {
   AgentRun,
   ContinuationClaim,
   OwnerLock,
+  ProcessIdentity,
   RunId,
   SessionRecord,
   ShellRun,
@@ -198,6 +199,34 @@ describe('records', () => {
     expect(
       E.isRight(SessionRecord.decode({ sessionId: 's', cwd: '/w', createdAt: '2026-01-01T00:00:00Z', color: 'red' })),
     ).toBe(true)
+  })
+
+  it('ShellRun and OwnerLock carry an optional bootId and startTicks, checked exactly', () => {
+    const identity = { bootId: 'b7c1f0e2-54a9-4c3e-9d0e-1f2a3b4c5d6e', startTicks: 123456 }
+    const shell = {
+      shellRunId: 'sh1',
+      sessionId: 's',
+      runId: 'r',
+      command: 'sleep 1',
+      status: 'running',
+      pid: 10,
+      startedAt: '2026-01-01T00:00:00Z',
+    }
+    const lock = { pid: 1, hostname: 'h', startedAt: '2026-01-01T00:00:00Z' }
+    const decoders: ReadonlyArray<[(u: unknown) => E.Either<unknown, unknown>, object]> = [
+      [(u) => ShellRun.decode(u), shell],
+      [(u) => OwnerLock.decode(u), lock],
+    ]
+    for (const [decode, base] of decoders) {
+      expect(E.isRight(decode(base))).toBe(true)
+      expect(E.isRight(decode({ ...base, ...identity }))).toBe(true)
+      expect(E.isLeft(decode({ ...base, ...identity, startTicks: -1 }))).toBe(true)
+      expect(E.isLeft(decode({ ...base, ...identity, startTicks: 1.5 }))).toBe(true)
+      expect(E.isLeft(decode({ ...base, ...identity, bootId: '' }))).toBe(true)
+      expect(E.isLeft(decode({ ...base, ...identity, bootId: 7 }))).toBe(true)
+    }
+    expect(E.isRight(ProcessIdentity.decode(identity))).toBe(true)
+    expect(E.isLeft(ProcessIdentity.decode({ bootId: identity.bootId }))).toBe(true)
   })
 
   it('ShellRun, OwnerLock and ContinuationClaim reject unknown keys', () => {

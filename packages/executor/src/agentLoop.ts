@@ -4,6 +4,7 @@
  * it ends — so after a crash the ledger says exactly which calls may have had effects.
  */
 import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
+import { processIdentity } from '@maka/host-inspector'
 import { type ModelProvider, ProviderError, failureClassOfProviderError, materializeHistory } from '@maka/providers'
 import type { Tool, ToolOutcome } from '@maka/tools'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
@@ -188,6 +189,7 @@ const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls
       toolCallId: call.id,
       shellRuns: shellRecorder(input.stores),
       ...(input.signal === undefined ? {} : { signal: input.signal }),
+      processIdentity: { identify: processIdentity },
     })
   } catch {
     return { result: { error: `The tool ${tool.name} failed unexpectedly.` }, isError: true }

@@ -136,12 +136,7 @@ export const decideRunRecovery = (
  */
 export const abandonedTargetHeader = (
   claim: ContinuationClaim,
-  source: {
-    readonly cwd: AgentRun['cwd']
-    readonly providerId: AgentRun['providerId']
-    readonly modelId: AgentRun['modelId']
-    readonly providerBaseUrl?: AgentRun['providerBaseUrl']
-  },
+  source: Pick<AgentRun, 'cwd' | 'providerId' | 'modelId' | 'providerBaseUrl' | 'workspaceIdentity'>,
   now: IsoTimestamp,
 ): AgentRun => ({
   runId: claim.targetRunId,
@@ -153,6 +148,7 @@ export const abandonedTargetHeader = (
   providerId: source.providerId,
   modelId: source.modelId,
   ...(source.providerBaseUrl === undefined ? {} : { providerBaseUrl: source.providerBaseUrl }),
+  ...(source.workspaceIdentity === undefined ? {} : { workspaceIdentity: source.workspaceIdentity }),
   createdAt: now,
   updatedAt: now,
   parentRunId: claim.sourceRunId,

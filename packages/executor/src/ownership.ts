@@ -1,12 +1,13 @@
 /**
  * Session ownership: the process that runs a turn (or repairs a session) holds `owner.lock` for
- * the whole of it. A lock whose process is gone — dead pid, or a pid whose start time differs — is
+ * the whole of it. The lock names this process exactly (pid, boot id, start ticks) where the host can
+ * read them. A lock whose process is gone — dead pid, or a pid whose identity or start time differs — is
  * stale and taken over; the store makes the takeover atomic and re-reads to confirm it won.
  */
 import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
 import type { IsoTimestamp, NonNegativeInt, OwnerLock } from '@maka/events'
-import { currentProcessStartTime, type HostInspector } from '@maka/host-inspector'
+import { currentProcessIdentity, currentProcessStartTime, type HostInspector } from '@maka/host-inspector'
 import type { FileStores, StoreError } from '@maka/stores'
 
 /**
@@ -23,11 +24,15 @@ export interface Ownership {
  * @category constructors
  */
 export const makeOwnership = (stores: FileStores, inspector: HostInspector): Ownership => {
-  const ownLock = async (): Promise<OwnerLock> => ({
-    pid: process.pid as NonNegativeInt,
-    hostname: hostname(),
-    startedAt: (await currentProcessStartTime()).toISOString() as IsoTimestamp,
-  })
+  const ownLock = async (): Promise<OwnerLock> => {
+    const identity = await currentProcessIdentity()
+    return {
+      pid: process.pid as NonNegativeInt,
+      hostname: hostname(),
+      startedAt: (await currentProcessStartTime()).toISOString() as IsoTimestamp,
+      ...(identity === null ? {} : identity),
+    }
+  }
 
   /** Takes owner.lock for the session; a stale lock (dead pid or other start time) is taken over. */
   const acquireOwnership = async (sessionId: string): Promise<E.Either<StoreError, OwnerLock>> => {

@@ -9,12 +9,21 @@ import type { HostInspector, SessionStatePort } from '@maka/host-inspector'
 import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
 import type { FileStores } from '@maka/stores'
 
+// A run folder without run.json is a create that never completed (the header is linked last): that
+// run never existed (decisions #10). Any other unreadable header stays listed, so that no consumer
+// can mistake a broken header for no run at all.
+const listCreatedRuns = (stores: FileStores, sessionId: string) =>
+  pipe(
+    stores.runs.list(sessionId),
+    TE.map((entries) => entries.filter((entry) => !('error' in entry) || entry.error._tag !== 'NotFound')),
+  )
+
 /**
  * The planner's store port over the file stores.
  * @category constructors
  */
 export const plannerStorePort = (stores: FileStores): PlannerStorePort => ({
-  listRuns: (sessionId) => stores.runs.list(sessionId),
+  listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
   readRun: (sessionId, runId) => stores.runs.read(sessionId, runId),
   readLedger: (sessionId, runId) => stores.events.read(sessionId, runId),
   listClaims: (sessionId) => stores.claims.list(sessionId),
@@ -64,12 +73,6 @@ export const sessionStatePort = (stores: FileStores): SessionStatePort => ({
       stores.shellRuns.list(sessionId),
       TE.map((entries) => entries.map((entry) => ('shellRun' in entry ? entry.shellRun : entry))),
     ),
-  // A run folder without run.json is a create that never completed (the header is linked last):
-  // that run never existed, so it cannot be an unsettled operation. Any other unreadable header
-  // stays in the list and fails the observation closed.
-  listRuns: (sessionId) =>
-    pipe(
-      stores.runs.list(sessionId),
-      TE.map((entries) => entries.filter((entry) => !('error' in entry) || entry.error._tag !== 'NotFound')),
-    ),
+  // A never-created run cannot be an unsettled operation; a broken header fails the observation closed.
+  listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
 })

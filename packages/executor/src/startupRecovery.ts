@@ -5,8 +5,8 @@
  * changes nothing the second time.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, IsoTimestamp, NonEmptyString } from '@maka/events'
-import { isSameLiveProcess, type HostInspector } from '@maka/host-inspector'
+import type { IsoTimestamp } from '@maka/events'
+import { isRecordedProcessAlive, type HostInspector } from '@maka/host-inspector'
 import type { FileStores, StoreError } from '@maka/stores'
 import { abandonedTargetHeader, abandonedTerminal, decideRunRecovery } from './decideRecovery.js'
 import type { Ownership } from './ownership.js'
@@ -105,7 +105,8 @@ export const makeStartupRecovery = (
       }
       const entry = listing.shellRun
       if (entry.status !== 'running') continue
-      if (await isSameLiveProcess(entry.pid, entry.startedAt)) continue
+      // Only a process proven gone is an orphan; a live pid without a recorded identity still runs.
+      if (await isRecordedProcessAlive(entry, 'live_pid')) continue
       const written = await run(stores.shellRuns.write({ ...entry, status: 'failed', endedAt: nowIso() }))
       actions.push({
         sessionId,
@@ -125,16 +126,21 @@ export const makeStartupRecovery = (
     for (const claim of claims.right) {
       const target = await run(stores.runs.read(sessionId, claim.targetRunId))
       if (E.isRight(target) || target.left._tag !== 'NotFound') continue
+      // The target inherits the source's cwd, model and workspace identity: it is a link of the source's
+      // chain (decisions #9), and without the identity it would park as workspace_identity_missing for good.
+      // A source header that cannot be read gives nothing to inherit, so the claim is left as it is: it
+      // still holds the boundary.
       const source = await run(stores.runs.read(sessionId, claim.sourceRunId))
-      const session = await run(stores.sessions.read(sessionId))
-      const basis = E.isRight(source)
-        ? source.right
-        : {
-            cwd: (E.isRight(session) ? session.right.cwd : '/') as AgentRun['cwd'],
-            providerId: 'unknown' as NonEmptyString,
-            modelId: 'unknown' as NonEmptyString,
-          }
-      const header = abandonedTargetHeader(claim, basis, nowIso())
+      if (E.isLeft(source)) {
+        actions.push({
+          sessionId,
+          runId: claim.targetRunId,
+          action: 'left_untouched',
+          detail: `the claim's source header is unreadable (${source.left._tag}); the claim is kept`,
+        })
+        continue
+      }
+      const header = abandonedTargetHeader(claim, source.right, nowIso())
       const created = await run(stores.runs.create(header))
       if (E.isLeft(created)) {
         actions.push({

@@ -174,7 +174,7 @@ describe('execute with repeated, stale and concurrent claims', () => {
           claimBoundary: (claim, header) => async () => {
             arrived += 1
             if (arrived === 2) release()
-            await Promise.race([bothArrived, new Promise((r) => setTimeout(r, 5000))])
+            await Promise.race([bothArrived, new Promise((r) => setTimeout(r, 30_000))])
             return s.claims.claimBoundary(claim, header)()
           },
         },
@@ -254,6 +254,53 @@ describe('execute with repeated, stale and concurrent claims', () => {
       const second = await w.runtime.recover()
       expect(second.actions).toEqual([])
       expect(await snapshotTree(w.dataDir)).toEqual(before)
+    })
+
+    it('leaves a session that resumes from the closed target (decisions #9): the target keeps the workspace identity', async () => {
+      const w = await world()
+      const source = await givenInterruptedRun(w)
+      const { continuation: c } = await givenApprovedPlan(w, source)
+      await givenAbandonedClaim(w, source, c)
+
+      await w.runtime.recover({ sessionIds: [source.sessionId] })
+
+      const sourceHeader = await w.header(source.sessionId, source.runId)
+      expect(sourceHeader.workspaceIdentity).toBeDefined()
+      expect((await w.header(source.sessionId, c.runId)).workspaceIdentity).toBe(sourceHeader.workspaceIdentity)
+      // The "latest" entry picks the closed target and continues from its own boundary.
+      const latest = await w.runtime.plan({ sessionId: source.sessionId })
+      expect(latest.rejectionReasons).toEqual([])
+      expect(latest).toMatchObject({ disposition: 'continue', sourceRunId: c.runId, sourceRuntimeEventHighWater: 1 })
+
+      w.script([{ text: 'Continued after the abandoned claim.' }])
+      const resumed = await w.runtime.resume({ sessionId: source.sessionId })
+
+      expect(resumed).toMatchObject({ _tag: 'Finished' })
+      const fresh = (await continuationRuns(w, source)).filter((h) => h.runId !== c.runId)
+      expect(fresh).toHaveLength(1)
+      expect(fresh[0]).toMatchObject({
+        status: 'completed',
+        workspaceIdentity: sourceHeader.workspaceIdentity,
+        continuationSource: { sourceRunId: c.runId, sourceRuntimeEventHighWater: 1 },
+      })
+      expect(w.requests.filter((r) => r.kind === 'continuation').map((r) => r.runId)).toEqual([fresh[0]?.runId])
+    })
+
+    it('leaves the claim untouched when the source header cannot be read (no target without its identity)', async () => {
+      const w = await world()
+      const source = await givenInterruptedRun(w)
+      const { continuation: c } = await givenApprovedPlan(w, source)
+      await givenAbandonedClaim(w, source, c)
+      await writeFile(w.headerPathOf(source.sessionId, source.runId), '{"runId": broken')
+
+      const report = await w.runtime.recover({ sessionIds: [source.sessionId] })
+
+      expect(report.actions).toContainEqual(
+        expect.objectContaining({ sessionId: source.sessionId, runId: c.runId, action: 'left_untouched' }),
+      )
+      expect(report.actions.map((a) => a.action)).not.toContain('continuation_abandoned')
+      expect(existsSync(w.runDirOf(source.sessionId, c.runId))).toBe(false)
+      expect(await claimFiles(w, source)).toHaveLength(1)
     })
 
     it('does not report the target closed when its terminal row could not be written', async () => {

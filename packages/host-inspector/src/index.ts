@@ -27,12 +27,17 @@ export {
 export { type WorkspaceObservation, canonicalCwd, workspaceIdentityOf, observeWorkspace } from './canonicalCwd.js'
 export {
   type ProcessProbe,
+  type RecordedProcess,
+  type WithoutIdentity,
   DEFAULT_START_TIME_TOLERANCE_MS,
   probeProcess,
   processStartTime,
   currentProcessStartTime,
+  processIdentity,
+  currentProcessIdentity,
   isProcessAlive,
   isSameLiveProcess,
+  isRecordedProcessAlive,
 } from './processFacts.js'
 export { type OwnerLockLiveness, ownerLockLiveness } from './ownerLockLiveness.js'
 export type {

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os'
-import type { OwnerLock } from '@maka/events'
+import type { NonEmptyString, NonNegativeInt, OwnerLock, ProcessIdentity } from '@maka/events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ownerLockLiveness } from './ownerLockLiveness.js'
-import { currentProcessStartTime } from './processFacts.js'
+import { currentProcessIdentity, currentProcessStartTime, processIdentity } from './processFacts.js'
 import { makeProcessFixtureUnsafe } from './test-support/processes.js'
 
 const processes = makeProcessFixtureUnsafe()
@@ -47,6 +47,39 @@ describe('ownerLockLiveness', () => {
     it('is stale (the pid was reused)', async () => {
       const startedAt = (await currentProcessStartTime()).getTime()
       expect(await ownerLockLiveness(lock(process.pid, new Date(startedAt - HOUR_MS).toISOString()))).toBe('stale')
+    })
+  })
+
+  describe.skipIf(process.platform !== 'linux')('when the lock records bootId and startTicks', () => {
+    const exactLock = async (change: (identity: ProcessIdentity) => Partial<ProcessIdentity> = () => ({})) => {
+      const child = await processes.sleeper()
+      const identity = await processIdentity(child.pid)
+      if (identity === null) throw new Error(`cannot read the identity of ${child.pid}`)
+      // An hour off: only the exact identity may decide.
+      const startedAt = new Date(Date.parse(child.startedAt) - HOUR_MS).toISOString()
+      return { ...lock(child.pid, startedAt), ...identity, ...change(identity) } as OwnerLock
+    }
+
+    it('is alive when they match the live pid, whatever its startedAt says', async () => {
+      expect(await ownerLockLiveness(await exactLock())).toBe('alive')
+    })
+
+    it('is stale when the startTicks differ (the pid was reused)', async () => {
+      const reused = await exactLock((identity) => ({ startTicks: (identity.startTicks + 1) as NonNegativeInt }))
+      expect(await ownerLockLiveness(reused)).toBe('stale')
+    })
+
+    it('is stale when the bootId differs (the owner ran before a reboot)', async () => {
+      expect(await ownerLockLiveness(await exactLock(() => ({ bootId: 'another-boot' as NonEmptyString })))).toBe(
+        'stale',
+      )
+    })
+
+    it('names this process exactly when it is our own', async () => {
+      const own = await currentProcessIdentity()
+      expect(own).not.toBeNull()
+      const startedAt = (await currentProcessStartTime()).toISOString()
+      expect(await ownerLockLiveness({ ...lock(process.pid, startedAt), ...own })).toBe('alive')
     })
   })
 

@@ -4,7 +4,7 @@
  */
 import { hostname as osHostname } from 'node:os'
 import type { OwnerLock } from '@maka/events'
-import { isSameLiveProcess } from './processFacts.js'
+import { isRecordedProcessAlive } from './processFacts.js'
 
 /**
  * `none`: no lock; `alive`: someone (maybe on another host) owns the session; `stale`: may be taken over.
@@ -13,7 +13,7 @@ import { isSameLiveProcess } from './processFacts.js'
 export type OwnerLockLiveness = 'none' | 'alive' | 'stale'
 
 /**
- * Classifies an owner lock: alive iff it names this host's live process with the recorded start time.
+ * Classifies an owner lock: alive iff it names this host's live process (exact identity, else start time).
  * @category guards
  */
 export const ownerLockLiveness = async (
@@ -22,5 +22,6 @@ export const ownerLockLiveness = async (
 ): Promise<OwnerLockLiveness> => {
   if (lock === null) return 'none'
   if (lock.hostname !== hostname) return 'alive'
-  return (await isSameLiveProcess(lock.pid, lock.startedAt)) ? 'alive' : 'stale'
+  // A lock without bootId/startTicks (an older writer, or a host without /proc) keeps the start-time rule.
+  return (await isRecordedProcessAlive(lock, 'start_time')) ? 'alive' : 'stale'
 }

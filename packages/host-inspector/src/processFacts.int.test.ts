@@ -1,6 +1,12 @@
+import { readFile } from 'node:fs/promises'
+import type { ProcessIdentity } from '@maka/events'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  currentProcessIdentity,
   currentProcessStartTime,
+  isRecordedProcessAlive,
+  processIdentity,
+  type RecordedProcess,
   isProcessAlive,
   isSameLiveProcess,
   probeProcess,
@@ -19,14 +25,17 @@ afterEach(async () => {
 
 describe('processFacts', () => {
   describe('when the process is live', () => {
-    it('is alive and its start time is close to when it was spawned', async () => {
-      const spawnedAround = Date.now()
+    it('is alive and its start time falls between the moments around its spawn', async () => {
+      const before = Date.now()
       const child = await processes.sleeper()
+      const after = Date.now()
 
       expect(isProcessAlive(child.pid)).toBe(true)
-      const start = await processStartTime(child.pid)
-      expect(start).not.toBeNull()
-      expect(Math.abs((start?.getTime() ?? 0) - spawnedAround)).toBeLessThan(3000)
+      const start = (await processStartTime(child.pid))?.getTime() ?? Number.NaN
+      // Bounds, not a duration: however slow the spawn, the start lies between the two readings,
+      // give or take the one-second resolution of the kernel's boot time.
+      expect(start).toBeGreaterThanOrEqual(before - 1500)
+      expect(start).toBeLessThanOrEqual(after + 1500)
     })
 
     it('is the same live process as recorded', async () => {
@@ -97,6 +106,64 @@ describe('processFacts', () => {
     })
   })
 
+  describe.skipIf(!onLinux)('when a process is named by its exact identity', () => {
+    it('reads the boot id and the start ticks of field 22 of /proc/<pid>/stat', async () => {
+      const child = await processes.sleeper()
+      const identity = await processIdentity(child.pid)
+      const stat = await readFile(`/proc/${child.pid}/stat`, 'utf8')
+      const bootId = (await readFile('/proc/sys/kernel/random/boot_id', 'utf8')).trim()
+
+      expect(identity).toEqual({ bootId, startTicks: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) })
+      expect(await processIdentity(child.pid)).toEqual(identity)
+      expect(await currentProcessIdentity()).toMatchObject({ bootId })
+    })
+
+    it('has none once the process is gone or a zombie', async () => {
+      expect(await processIdentity(await processes.deadPid())).toBeNull()
+      expect(await processIdentity(await processes.zombiePid())).toBeNull()
+    })
+
+    const cases: ReadonlyArray<{
+      readonly situation: string
+      readonly change: (identity: ProcessIdentity) => Partial<RecordedProcess>
+      readonly alive: boolean
+    }> = [
+      { situation: 'both match', change: () => ({}), alive: true },
+      { situation: 'the start ticks differ', change: (id) => ({ startTicks: id.startTicks + 1 }), alive: false },
+      { situation: 'the boot id differs', change: () => ({ bootId: 'another-boot' }), alive: false },
+    ]
+    it.each(cases)('is alive: $alive when $situation, with startedAt an hour off', async ({ change, alive }) => {
+      const child = await processes.sleeper()
+      const identity = await processIdentity(child.pid)
+      if (identity === null) throw new Error('no identity')
+      const recorded = {
+        pid: child.pid,
+        startedAt: new Date(Date.parse(child.startedAt) - HOUR_MS).toISOString(),
+        ...identity,
+        ...change(identity),
+      }
+      expect(await isRecordedProcessAlive(recorded, 'live_pid')).toBe(alive)
+      expect(await isRecordedProcessAlive(recorded, 'start_time')).toBe(alive)
+    })
+  })
+
+  describe('when a record has no exact identity', () => {
+    it('counts a live pid as the recorded process under live_pid, and checks the start time under start_time', async () => {
+      const child = await processes.sleeper()
+      const off = { pid: child.pid, startedAt: new Date(Date.parse(child.startedAt) - HOUR_MS).toISOString() }
+
+      expect(await isRecordedProcessAlive(off, 'live_pid')).toBe(true)
+      expect(await isRecordedProcessAlive(off, 'start_time')).toBe(false)
+      expect(await isRecordedProcessAlive(child, 'start_time')).toBe(true)
+    })
+
+    it('is dead under either rule once the pid is gone', async () => {
+      const pid = await processes.deadPid()
+      expect(await isRecordedProcessAlive({ pid, startedAt: new Date().toISOString() }, 'live_pid')).toBe(false)
+      expect(await isRecordedProcessAlive({ pid, startedAt: new Date().toISOString() }, 'start_time')).toBe(false)
+    })
+  })
+
   describe('when the pid is not a single process id', () => {
     it.each([0, -1, 1.5, Number.NaN])('treats %s as dead', async (pid) => {
       expect(isProcessAlive(pid)).toBe(false)
@@ -117,7 +184,8 @@ describe('processFacts', () => {
       const own = await currentProcessStartTime()
 
       expect(await isSameLiveProcess(process.pid, own.toISOString())).toBe(true)
-      expect(Math.abs(own.getTime() - (Date.now() - process.uptime() * 1000))).toBeLessThan(5000)
+      // The kernel started us before node began counting its uptime (give or take btime's resolution).
+      expect(own.getTime()).toBeLessThanOrEqual(Date.now() - process.uptime() * 1000 + 1500)
       expect((await currentProcessStartTime()).getTime()).toBe(own.getTime())
     })
   })

@@ -1,12 +1,14 @@
 /**
  * Process facts: is a pid alive, and is it still the process we recorded? A pid alone is not an
  * identity — the kernel reuses pids — so every record that names a process (owner.lock, shell runs)
- * also keeps its start time, and a process only counts as "the same" when both match. Start times
- * are computed one way (from /proc on Linux, `ps` elsewhere) both when recording and when checking,
- * so that the comparison is like for like.
+ * also keeps its start time and, where the host has /proc, its exact identity: the boot id and the
+ * start in clock ticks since boot. Those two never move with the wall clock, so they are compared
+ * exactly; the wall-clock start time (within a tolerance) is only the fallback of a record that has
+ * no identity, and it may never declare a live background process dead.
  */
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
+import type { ProcessIdentity } from '@maka/events'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -16,7 +18,28 @@ import { readFile } from 'node:fs/promises'
  * What one look at a pid found: gone (or a zombie), or alive with its start time when readable.
  * @category models
  */
-export type ProcessProbe = { readonly state: 'dead' } | { readonly state: 'alive'; readonly startedAt: Date | null }
+export type ProcessProbe =
+  | { readonly state: 'dead' }
+  | { readonly state: 'alive'; readonly startedAt: Date | null; readonly startTicks?: number }
+
+/**
+ * A record's view of a process: its pid and start time, and its exact identity when it was readable.
+ * @category models
+ */
+export interface RecordedProcess {
+  readonly pid: number
+  readonly startedAt: string
+  readonly bootId?: string
+  readonly startTicks?: number
+}
+
+/**
+ * How a record without `bootId`/`startTicks` is judged when its pid is alive: `live_pid` counts it
+ * as the recorded process (shell runs: declaring live work dead is the unsafe mistake);
+ * `start_time` compares start times within the tolerance (owner locks, so a reused pid is stale).
+ * @category models
+ */
+export type WithoutIdentity = 'live_pid' | 'start_time'
 
 /**
  * How far a recorded start time may be from the observed one and still name the same process.
@@ -80,6 +103,17 @@ const bootTimeMs = async (): Promise<number | null> => {
   }
 }
 
+let bootIdRead: Promise<string | null> | undefined
+
+// The boot id names one boot of the kernel; no process outlives it, so one read per process is enough.
+const readBootId = (): Promise<string | null> => {
+  bootIdRead ??= readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
+    (text) => (text.trim().length > 0 ? text.trim() : null),
+    () => null,
+  )
+  return bootIdRead
+}
+
 const probeLinux = async (pid: number): Promise<ProcessProbe> => {
   let stat: string
   try {
@@ -94,10 +128,11 @@ const probeLinux = async (pid: number): Promise<ProcessProbe> => {
   // A zombie has exited and only waits to be reaped: it runs nothing and holds nothing.
   if (state === 'Z' || state === 'X' || state === 'x') return DEAD
   const startTicks = Number(fields[22 - 3])
+  if (!Number.isSafeInteger(startTicks) || startTicks < 0) return { state: 'alive', startedAt: null }
   const boot = await bootTimeMs()
-  if (!Number.isFinite(startTicks) || boot === null) return { state: 'alive', startedAt: null }
+  if (boot === null) return { state: 'alive', startedAt: null, startTicks }
   const ticks = await clockTicksPerSecond()
-  return { state: 'alive', startedAt: new Date(boot + Math.round((startTicks * 1000) / ticks)) }
+  return { state: 'alive', startedAt: new Date(boot + Math.round((startTicks * 1000) / ticks)), startTicks }
 }
 
 // -------------------------------------------------------------------------------------
@@ -156,6 +191,29 @@ export const currentProcessStartTime = (): Promise<Date> => {
   return ownStart
 }
 
+/**
+ * The exact identity (boot id + start ticks) of a live process, or null when it is gone, a zombie,
+ * or the host does not expose it (no /proc).
+ * @category constructors
+ */
+export const processIdentity = async (pid: number): Promise<ProcessIdentity | null> => {
+  const probe = await probeProcess(pid)
+  if (probe.state === 'dead' || probe.startTicks === undefined) return null
+  const bootId = await readBootId()
+  return bootId === null ? null : ({ bootId, startTicks: probe.startTicks } as ProcessIdentity)
+}
+
+let ownIdentity: Promise<ProcessIdentity | null> | undefined
+
+/**
+ * This process's exact identity, for the records it writes about itself (owner.lock).
+ * @category constructors
+ */
+export const currentProcessIdentity = (): Promise<ProcessIdentity | null> => {
+  ownIdentity ??= processIdentity(process.pid)
+  return ownIdentity
+}
+
 // -------------------------------------------------------------------------------------
 // guards
 // -------------------------------------------------------------------------------------
@@ -190,4 +248,27 @@ export const isSameLiveProcess = async (
   // Fail closed: a live pid we cannot prove to be a different process is treated as the recorded one.
   if (probe.startedAt === null || Number.isNaN(recorded)) return true
   return Math.abs(probe.startedAt.getTime() - recorded) <= toleranceMs
+}
+
+/**
+ * True when the recorded process still runs. A record with `bootId` and `startTicks` is alive iff
+ * its pid is alive on the same boot with the same start ticks, compared exactly; the clock plays no
+ * part. A record without them (or on a host that cannot read them) is judged by `withoutIdentity`.
+ * @category guards
+ */
+export const isRecordedProcessAlive = async (
+  recorded: RecordedProcess,
+  withoutIdentity: WithoutIdentity,
+): Promise<boolean> => {
+  const probe = await probeProcess(recorded.pid)
+  if (probe.state === 'dead') return false
+  const hostBootId = recorded.bootId === undefined || recorded.startTicks === undefined ? null : await readBootId()
+  if (hostBootId !== null) {
+    // No process survives a reboot: a live pid on another boot is another process.
+    if (hostBootId !== recorded.bootId) return false
+    // Fail closed: a live pid whose ticks we cannot read is not proven to be another process.
+    return probe.startTicks === undefined || probe.startTicks === recorded.startTicks
+  }
+  if (withoutIdentity === 'live_pid') return true
+  return isSameLiveProcess(recorded.pid, recorded.startedAt)
 }

@@ -1,10 +1,11 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import type { AgentRun } from '@maka/events'
+import type { AgentRun, NonEmptyString, NonNegativeInt, ProcessIdentity } from '@maka/events'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeDataDirFixtureUnsafe, type DataDirFixture } from './test-support/fileSessionState.js'
 import { givenSessionUnsafe } from './test-support/inspectorScenario.js'
+import { processIdentity } from './processFacts.js'
 import { makeProcessFixtureUnsafe } from './test-support/processes.js'
 import { runHeaderUnsafe, SESSION_ID, shellRunUnsafe } from './test-support/records.js'
 import { unsettledOperationsOf } from './unsettledOperations.js'
@@ -55,13 +56,49 @@ describe('unsettledOperations', () => {
     })
   })
 
-  describe('when a running shell run names a live pid with a start time an hour off', () => {
-    it('is settled (the pid was reused by another process)', async () => {
+  describe('when a running shell run without bootId/startTicks names a live pid with a start time an hour off', () => {
+    it('is unsettled: the clock never declares a live process dead', async () => {
       const child = await processes.sleeper()
       const startedAt = new Date(Date.parse(child.startedAt) - HOUR_MS).toISOString()
       const session = await givenSessionUnsafe(data, cwd, {
-        shellRuns: [shellRunUnsafe({ shellRunId: 'sh-reused', status: 'running', pid: child.pid, startedAt })],
+        shellRuns: [shellRunUnsafe({ shellRunId: 'sh-old', status: 'running', pid: child.pid, startedAt })],
       })
+      ;(await session.whenInspecting()).thenUnsettled([{ kind: 'shell_run', id: 'sh-old' }])
+    })
+  })
+
+  describe.skipIf(process.platform !== 'linux')('when a running shell run records bootId and startTicks', () => {
+    const givenRecorded = async (change: (identity: ProcessIdentity) => Partial<ProcessIdentity>) => {
+      const child = await processes.sleeper()
+      const identity = await processIdentity(child.pid)
+      if (identity === null) throw new Error(`cannot read the identity of ${child.pid}`)
+      // An hour off: only the exact identity may decide.
+      const startedAt = new Date(Date.parse(child.startedAt) - HOUR_MS).toISOString()
+      return givenSessionUnsafe(data, cwd, {
+        shellRuns: [
+          shellRunUnsafe({
+            shellRunId: 'sh-exact',
+            status: 'running',
+            pid: child.pid,
+            startedAt,
+            ...identity,
+            ...change(identity),
+          }),
+        ],
+      })
+    }
+
+    it('is unsettled when they match the live pid, whatever its startedAt says', async () => {
+      ;(await (await givenRecorded(() => ({}))).whenInspecting()).thenUnsettled([{ kind: 'shell_run', id: 'sh-exact' }])
+    })
+
+    it('is settled when the startTicks differ (the pid was reused by another process)', async () => {
+      const session = await givenRecorded((identity) => ({ startTicks: (identity.startTicks + 1) as NonNegativeInt }))
+      ;(await session.whenInspecting()).thenSettled()
+    })
+
+    it('is settled when the bootId differs (the process belonged to an earlier boot)', async () => {
+      const session = await givenRecorded(() => ({ bootId: 'another-boot' as NonEmptyString }))
       ;(await session.whenInspecting()).thenSettled()
     })
   })

@@ -9,7 +9,7 @@ import * as TE from 'fp-ts/lib/TaskEither.js'
 import { isChildRun, isContinuationRun, type AgentRun, type RunStatus, type ShellRun } from '@maka/events'
 import type { UnsettledOperation } from '@maka/planner'
 import { runsUnreadable, shellRunsUnreadable, type InspectError } from './InspectError.js'
-import { isSameLiveProcess } from './processFacts.js'
+import { isRecordedProcessAlive } from './processFacts.js'
 import type { RunEntry, SessionStatePort, ShellRunEntry } from './SessionStatePort.js'
 
 // -------------------------------------------------------------------------------------
@@ -56,7 +56,8 @@ const isRunHeader = (entry: RunEntry): entry is { readonly runId: string; readon
 // -------------------------------------------------------------------------------------
 
 /**
- * The session's shell runs marked `running` whose process is still the one recorded (pid and start time).
+ * The session's shell runs marked `running` whose process still runs: the same pid, boot and start ticks,
+ * or — for a record without them — a live pid (never judged by the clock).
  * @category constructors
  */
 export const unsettledShellRuns = (
@@ -74,11 +75,11 @@ export const unsettledShellRuns = (
       if (broken !== undefined && 'error' in broken) {
         return TE.left(shellRunsUnreadable(sessionId, broken.error, broken.shellRunId))
       }
-      // A `running` record whose process is gone (or whose pid now names another process) is an orphan
+      // A `running` record whose process is gone (or whose pid provably names another process) is an orphan
       // that recovery will mark failed; it runs nothing, so it does not hold the session.
       const running = entries.filter(isShellRun).filter((run) => run.status === 'running')
       return TE.fromTask(async () => {
-        const live = await Promise.all(running.map((run) => isSameLiveProcess(run.pid, run.startedAt)))
+        const live = await Promise.all(running.map((run) => isRecordedProcessAlive(run, 'live_pid')))
         return running
           .filter((_, i) => live[i] === true)
           .map((run): UnsettledOperation => ({ kind: 'shell_run', id: run.shellRunId }))

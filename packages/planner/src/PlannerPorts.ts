@@ -26,7 +26,10 @@ export type RunListingEntry =
  * @category models
  */
 export interface PlannerStorePort {
-  /** Every run of the session, readable or not. */
+  /**
+   * Every run of the session, readable or not — except a folder whose header was never created (a
+   * create that did not complete, decisions #10): that run never existed.
+   */
   listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListingEntry>>
   /** A run header; any failure means the run is unreadable. */
   readRun(sessionId: string, runId: string): TE.TaskEither<unknown, AgentRun>

@@ -37,10 +37,23 @@ export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
 
 /**
  * Exit 2: the "latest" entry's candidate — the newest top-level run (normal or continuation, not a
- * child), unless it completed. Unreadable listing entries cannot be ordered and are skipped.
+ * child), unless it completed. A listed run whose header cannot be read cannot be ordered, so it
+ * might be the latest: the entry parks with `source_run_unreadable` naming it, instead of silently
+ * resuming (or declaring nothing to resume) behind it. The store port lists no folder that never got
+ * its header (decisions #10), so every error entry here is a header that exists and is broken.
  * @category gates
  */
 export const latestCandidate: Gate<ReadonlyArray<RunListingEntry>, string> = (listing) => {
+  const unreadable = listing.flatMap((entry) => ('error' in entry ? [entry] : []))
+  const first = unreadable[0]
+  if (first !== undefined) {
+    return park('source_run_unreadable', {
+      reason: 'listed_run_unreadable',
+      runId: first.runId,
+      runIds: unreadable.map((entry) => entry.runId),
+      cause: describeCause(first.error),
+    })
+  }
   const topLevel = listing
     .flatMap((entry) => ('header' in entry ? [entry.header] : []))
     .filter((run) => !isChildRun(run))

@@ -29,6 +29,7 @@ import { type ParkFindings, describeCause, park } from './ParkFinding.js'
 import { ledgerWarnings, planContinuation } from './planContinuation.js'
 import type {
   PlanRequest,
+  RunListingEntry,
   PlannerStorePort,
   RuntimeContinuationPlanner,
   RuntimeContinuationPlannerDeps,
@@ -110,6 +111,15 @@ const loadBoundaryHolders = (store: PlannerStorePort, sessionId: string): T.Task
     ),
   )
 
+// A park on an unreadable listed header names that run as the plan's source: it is the one to repair.
+const unreadableBoundary = (
+  listed: E.Either<unknown, ReadonlyArray<RunListingEntry>>,
+  fallback: PlanBoundary,
+): PlanBoundary => {
+  const first = E.isRight(listed) ? listed.right.find((entry) => 'error' in entry) : undefined
+  return first === undefined ? fallback : { sourceRunId: first.runId, sourceRuntimeEventHighWater: null }
+}
+
 const newIds = (deps: RuntimeContinuationPlannerDeps): E.Either<ParkFindings, ContinuationIds> => {
   try {
     return E.right(deps.ids.newContinuationIds())
@@ -135,7 +145,9 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       ? TE.right(request.runId)
       : pipe(
           attempt(() => store.listRuns(request.sessionId)),
-          T.map((listed) => pipe(runsListed(listed), E.flatMap(latestCandidate), parkedAt(unknownRun))),
+          T.map((listed) =>
+            pipe(runsListed(listed), E.flatMap(latestCandidate), parkedAt(unreadableBoundary(listed, unknownRun))),
+          ),
         )
 
   // Exits 3–5.

@@ -409,11 +409,23 @@ describe('makeRuntimeContinuationPlanner', () => {
       )
     })
 
-    it('skips listing entries whose header is unreadable', async () => {
+    it('parks with source_run_unreadable when a listed header is unreadable: it might be the latest', async () => {
       const w = world([header()])
       w.runs.set('run-z', { readRun: E.left('corrupt'), readLedger: E.left('corrupt') })
-      const { plan } = (await givenSession(w).whenPlanning()).thenContinues()
-      expect(plan.sourceRunId).toBe('run-1')
+      w.runs.set('run-y', { readRun: E.left('corrupt'), readLedger: E.left('corrupt') })
+      const { plan, calls } = (await givenSession(w).whenPlanning()).thenParks(['source_run_unreadable'], {
+        reason: 'listed_run_unreadable',
+        runId: 'run-z',
+        runIds: ['run-z', 'run-y'],
+      })
+      expect(plan).toMatchObject({ sourceRunId: 'run-z', sourceRuntimeEventHighWater: null })
+      expect(calls).toEqual(['listRuns'])
+    })
+
+    it('still plans an explicitly named run past an unreadable listing entry (the host facts judge the rest)', async () => {
+      const w = world([header()])
+      w.runs.set('run-z', { readRun: E.left('corrupt'), readLedger: E.left('corrupt') })
+      ;(await givenSession(w).whenPlanning('run-1')).thenContinues()
     })
   })
 

@@ -120,6 +120,8 @@ const tools: ReadonlyArray<ToolSpec> = [
   },
 ]
 
+const STALL_TIMEOUT_MS = 10_000
+
 const requestWith = (messages: ReadonlyArray<ProviderMessage>, signal?: AbortSignal): ProviderRequest => ({
   systemPrompt: 'You are maka.',
   messages,
@@ -321,14 +323,17 @@ describe('openAICompatibleProvider', () => {
   })
 
   describe('when the endpoint answers HTTP 500', () => {
-    it('fails promptly with http_error 500 and no body or prompt in the message', async () => {
+    it('fails with http_error 500 (not a timeout) and no body or prompt in the message', async () => {
       const endpoint = await startServer((_req, res) => {
         res.writeHead(500, { 'content-type': 'application/json' })
         res.end(JSON.stringify({ error: { message: `upstream exploded on ${SENTINEL}` } }))
       })
-      const started = performance.now()
+      // An hour of timeout: the error below can only come from the answer, never from waiting.
       const error = await rejectionOf(
-        collect(providerFor(endpoint.baseUrl, { timeoutMs: 60_000 }), requestWith([{ role: 'user', text: SENTINEL }])),
+        collect(
+          providerFor(endpoint.baseUrl, { timeoutMs: 3_600_000 }),
+          requestWith([{ role: 'user', text: SENTINEL }]),
+        ),
       )
       expect(error).toBeInstanceOf(ProviderError)
       expect(error.code).toBe('http_error')
@@ -336,7 +341,6 @@ describe('openAICompatibleProvider', () => {
       expect(error.message).toBe('The model endpoint answered HTTP 500.')
       expect(failureClassOfProviderError(error)).toBe('provider_http_error')
       expect(error.message).not.toContain(SENTINEL)
-      expect(performance.now() - started).toBeLessThan(5_000)
       // maxRetries 0: the failing request is sent exactly once.
       expect(endpoint.received).toHaveLength(1)
     })
@@ -359,14 +363,12 @@ describe('openAICompatibleProvider', () => {
   describe('when the endpoint never answers', () => {
     it('fails with timeout after timeoutMs instead of hanging', async () => {
       const { baseUrl } = await startServer(silent)
-      const started = performance.now()
       const error = await rejectionOf(
         collect(providerFor(baseUrl, { timeoutMs: 300 }), requestWith([{ role: 'user', text: SENTINEL }])),
       )
       expect(error.code).toBe('timeout')
       expect(failureClassOfProviderError(error)).toBe('provider_timeout')
       expect(error.message).not.toContain(SENTINEL)
-      expect(performance.now() - started).toBeLessThan(5_000)
     })
 
     it('fails with timeout when the stream stalls after its first chunk', async () => {
@@ -375,16 +377,16 @@ describe('openAICompatibleProvider', () => {
         sendSse(res, chunk({ content: 'Hel' }))
       })
       const seen: Array<ProviderChunk> = []
-      const started = performance.now()
+      // The watchdog also covers the wait for the first chunk, so its timeout must outlast a round
+      // trip on a loaded machine; the stall after that chunk then ends the stream at this timeout.
       const error = await rejectionOf(
         (async () => {
-          // Long enough that a busy machine still delivers the first chunk in time.
-          for await (const c of providerFor(baseUrl, { timeoutMs: 2_000 }).stream(requestWith([]))) seen.push(c)
+          for await (const c of providerFor(baseUrl, { timeoutMs: STALL_TIMEOUT_MS }).stream(requestWith([])))
+            seen.push(c)
         })(),
       )
       expect(error.code).toBe('timeout')
       expect(seen).toEqual([{ type: 'text_delta', text: 'Hel' }])
-      expect(performance.now() - started).toBeLessThan(5_000)
     })
   })
 

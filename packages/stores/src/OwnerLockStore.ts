@@ -60,11 +60,16 @@ const MAX_ATTEMPTS = 4
 // -------------------------------------------------------------------------------------
 
 /**
- * Two locks name the same owner when pid, host and process start time all agree.
+ * Two locks name the same owner when pid, host, process start time and (when recorded) boot id and
+ * start ticks all agree.
  * @category guards
  */
 export const isSameOwner = (a: OwnerLock, b: OwnerLock): boolean =>
-  a.pid === b.pid && a.hostname === b.hostname && a.startedAt === b.startedAt
+  a.pid === b.pid &&
+  a.hostname === b.hostname &&
+  a.startedAt === b.startedAt &&
+  a.bootId === b.bootId &&
+  a.startTicks === b.startTicks
 
 // -------------------------------------------------------------------------------------
 // constructors

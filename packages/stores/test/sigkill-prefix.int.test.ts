@@ -11,7 +11,7 @@ import { identity, makeTempRoot, referenceLedger, removeTempRoots, runHeader, va
 afterAll(removeTempRoots)
 
 const WRITER = fileURLToPath(new URL('./fixtures/prefix-writer.mjs', import.meta.url))
-const READY_TIMEOUT_MS = 15_000
+const READY_TIMEOUT_MS = 30_000
 
 interface Child {
   readonly kill: () => Promise<NodeJS.Signals | null>

@@ -2,7 +2,7 @@
  * The tool port. A tool runs only after its `function_call` row is committed; the executor appends
  * its `function_response` row when it ends. Tools never write the ledger themselves.
  */
-import type { ShellRun } from '@maka/events'
+import type { ProcessIdentity, ShellRun } from '@maka/events'
 
 /**
  * Where background shell operations are recorded (`shell-runs/<id>.json`), so recovery and the
@@ -11,6 +11,15 @@ import type { ShellRun } from '@maka/events'
  */
 export interface ShellRunRecorder {
   record(run: ShellRun): Promise<void>
+}
+
+/**
+ * Reads the exact identity (boot id + start ticks) of a process the tool started; the host supplies
+ * it (host-inspector reads /proc), and `null` means the host cannot tell.
+ * @category models
+ */
+export interface ProcessIdentityPort {
+  identify(pid: number): Promise<ProcessIdentity | null>
 }
 
 /**
@@ -24,6 +33,8 @@ export interface ToolContext {
   readonly cwd: string
   readonly toolCallId: string
   readonly shellRuns: ShellRunRecorder
+  /** Names every background process in its shell-run record exactly, so no clock can misjudge it. */
+  readonly processIdentity: ProcessIdentityPort
   readonly signal?: AbortSignal
 }
 

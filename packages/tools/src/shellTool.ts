@@ -232,7 +232,14 @@ const runBackground = async (
   // The child must not keep this process alive; it is detached and outlives us by design.
   child.unref()
 
-  const running = decodeShellRun({ ...draft, pid, startedAt: new Date().toISOString() })
+  // A command that already ended has no identity to read (null); its final record follows at once.
+  const identity = await context.processIdentity.identify(pid).catch(() => null)
+  const running = decodeShellRun({
+    ...draft,
+    pid,
+    startedAt: new Date().toISOString(),
+    ...(identity === null ? {} : { bootId: identity.bootId, startTicks: identity.startTicks }),
+  })
   if (E.isLeft(running)) {
     killGroup(pid)
     return E.left(shellRunNotRecorded(running.left, 'stopped'))

@@ -8,6 +8,7 @@ const context: ToolContext = {
   cwd: '/',
   toolCallId: 'c',
   shellRuns: { record: () => Promise.resolve() },
+  processIdentity: { identify: () => Promise.resolve(null) },
 }
 const definition = { name: 'probe', description: 'probe', parameters: { type: 'object' }, mutates: false }
 

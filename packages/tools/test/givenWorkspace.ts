@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ShellRun } from '@maka/events'
+import { processIdentity } from '@maka/host-inspector'
 import type { ShellRunRecorder, ToolContext } from '../src/index.js'
 
 /**
@@ -31,7 +32,7 @@ export const makeMemoryRecorderUnsafe = (): MemoryRecorder => {
       records.push(run)
       return Promise.resolve()
     },
-    waitFor: async (predicate, timeoutMs = 5000) => {
+    waitFor: async (predicate, timeoutMs = 30_000) => {
       const deadline = Date.now() + timeoutMs
       for (;;) {
         const found = records.find(predicate)
@@ -80,6 +81,8 @@ export const givenWorkspaceUnsafe = async (): Promise<Workspace> => {
     cwd: root,
     toolCallId: 'call-1',
     shellRuns: recorder,
+    // The host's real port: the tools' own tests see the identity a host would record.
+    processIdentity: { identify: processIdentity },
   }
   const walk = async (dir: string): Promise<Array<string>> => {
     const out: Array<string> = []
@@ -133,7 +136,7 @@ export const isRunning = async (pid: number): Promise<boolean> => {
  * Waits until `pid` is gone; false when it still runs after `timeoutMs`.
  * @category unsafe
  */
-export const becomesGone = async (pid: number, timeoutMs = 3000): Promise<boolean> => {
+export const becomesGone = async (pid: number, timeoutMs = 30_000): Promise<boolean> => {
   const deadline = Date.now() + timeoutMs
   while (await isRunning(pid)) {
     if (Date.now() > deadline) return false
@@ -155,7 +158,7 @@ export const processGroupOf = async (pid: number): Promise<number> => {
  * Reads a pid that a shell command wrote into the workspace, waiting for the file to appear.
  * @category unsafe
  */
-export const pidWrittenTo = async (file: string, timeoutMs = 3000): Promise<number> => {
+export const pidWrittenTo = async (file: string, timeoutMs = 30_000): Promise<number> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     try {

@@ -32,11 +32,18 @@ export const sessionLine = (s: SessionSummary, style: Style): string => {
   const latest = s.latestRun
   const status =
     latest === null
-      ? 'no runs'
+      ? s.unreadableRuns.length === 0
+        ? 'no runs'
+        : 'no readable run'
       : `${latest.kind} ${latest.runId} ${latest.status}${latest.failureClass === undefined ? '' : ` (${latest.failureClass})`}`
   const mark = s.interrupted ? ` ${style.yellow('[interrupted]')}` : s.ownerAlive ? ` ${style.cyan('[running]')}` : ''
   const where = s.error !== undefined ? `session.json ${s.error}` : `${s.createdAt ?? '?'} ${s.cwd ?? '?'}`
-  return `${style.bold(s.sessionId)}  ${status}${mark}  ${style.dim(`${s.runCount} run${s.runCount === 1 ? '' : 's'}, ${where}`)}`
+  // A broken header might be the latest run: say so next to the status instead of counting it away.
+  const broken =
+    s.unreadableRuns.length === 0
+      ? ''
+      : ` ${style.red(`[unreadable run${s.unreadableRuns.length === 1 ? '' : 's'}: ${s.unreadableRuns.map((r) => `${r.runId} (${r.error})`).join(', ')}]`)}`
+  return `${style.bold(s.sessionId)}  ${status}${mark}${broken}  ${style.dim(`${s.runCount} run${s.runCount === 1 ? '' : 's'}, ${where}`)}`
 }
 
 /**

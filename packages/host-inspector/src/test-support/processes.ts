@@ -28,6 +28,8 @@ export interface ProcessFixture {
   stopAll(): Promise<void>
 }
 
+const ZOMBIE_CEILING_MS = 30_000
+
 const exited = (child: ChildProcess): Promise<void> =>
   child.exitCode !== null || child.signalCode !== null
     ? Promise.resolve()
@@ -72,8 +74,10 @@ export const makeProcessFixtureUnsafe = (): ProcessFixture => {
         child.once('error', reject)
       })
       const pid = Number(line.trim())
-      // `sleep 0` needs a moment to exit; the test is about the zombie, so wait until it is one (Linux).
-      for (let i = 0; i < 100; i += 1) {
+      // `sleep 0` needs a moment to exit — on a loaded machine, many moments — and the test is about
+      // the zombie, so poll until it is one (Linux), with a ceiling far above any scheduling delay.
+      const deadline = Date.now() + ZOMBIE_CEILING_MS
+      while (Date.now() < deadline) {
         const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '')
         if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return pid
         await delay(20)

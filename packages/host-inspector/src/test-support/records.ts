@@ -21,6 +21,8 @@ export const shellRunUnsafe = (fields: {
   readonly startedAt: string
   readonly sessionId?: string
   readonly runId?: string
+  readonly bootId?: string
+  readonly startTicks?: number
 }): ShellRun =>
   ({
     command: 'true',
