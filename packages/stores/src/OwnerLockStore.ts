@@ -147,23 +147,29 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
         () => `read owner.lock of session ${sessionId}`,
       ),
     acquire: (sessionId, lock, isStale) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const decoded = decodeOwnerLock(lock)
-        if (E.isLeft(decoded)) return E.left(invalidRecord('OwnerLock', decoded.left))
-        return acquireLocked(sessionId, lock, isStale)
-      }, () => `create owner.lock of session ${sessionId}`),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const decoded = decodeOwnerLock(lock)
+          if (E.isLeft(decoded)) return E.left(invalidRecord('OwnerLock', decoded.left))
+          return acquireLocked(sessionId, lock, isStale)
+        },
+        () => `create owner.lock of session ${sessionId}`,
+      ),
     release: (sessionId, lock) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const path = ownerLockPath(dataDir, sessionId)
-        const current = await readLock(path)
-        if (E.isLeft(current)) return current
-        if (current.right === null) return E.right(undefined)
-        if (!isSameOwner(current.right, lock)) return E.left(ownerLockHeld(path, current.right))
-        return removeFile(context, path)
-      }, () => `remove owner.lock of session ${sessionId}`),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const path = ownerLockPath(dataDir, sessionId)
+          const current = await readLock(path)
+          if (E.isLeft(current)) return current
+          if (current.right === null) return E.right(undefined)
+          if (!isSameOwner(current.right, lock)) return E.left(ownerLockHeld(path, current.right))
+          return removeFile(context, path)
+        },
+        () => `remove owner.lock of session ${sessionId}`,
+      ),
   }
 }

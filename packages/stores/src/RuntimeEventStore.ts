@@ -12,14 +12,7 @@ import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
-import {
-  attempt,
-  openConfined,
-  pathExists,
-  toTask,
-  type Outcome,
-  type StoreContext,
-} from './internal/durableFs.js'
+import { attempt, openConfined, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
 import { readLedgerFile } from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
 import type { StoreFile } from './StoreFs.js'
@@ -214,23 +207,29 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
 
   return {
     append: (sessionId, runId, event, options = {}) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
-        if (E.isLeft(ids)) return ids
-        const path = ledgerPath(dataDir, sessionId, runId)
-        if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(path, 'sessionId'))
-        if (event.runId !== runId) return E.left(eventIdentityMismatch(path, 'runId'))
-        const row = encodeRow(event)
-        if (E.isLeft(row)) return row
-        return serialized(runDir(dataDir, sessionId, runId), () => appendLocked(sessionId, runId, row.right, options))
-      }, () => `append to the ledger of run ${runId} in session ${sessionId}`),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const path = ledgerPath(dataDir, sessionId, runId)
+          if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(path, 'sessionId'))
+          if (event.runId !== runId) return E.left(eventIdentityMismatch(path, 'runId'))
+          const row = encodeRow(event)
+          if (E.isLeft(row)) return row
+          return serialized(runDir(dataDir, sessionId, runId), () => appendLocked(sessionId, runId, row.right, options))
+        },
+        () => `append to the ledger of run ${runId} in session ${sessionId}`,
+      ),
     read: (sessionId, runId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
-        if (E.isLeft(ids)) return ids
-        // Queued behind writes so a read never sees half of an in-flight append from this process.
-        return serialized(runDir(dataDir, sessionId, runId), () => readLocked(sessionId, runId))
-      }, () => `read the ledger of run ${runId} in session ${sessionId}`),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          // Queued behind writes so a read never sees half of an in-flight append from this process.
+          return serialized(runDir(dataDir, sessionId, runId), () => readLocked(sessionId, runId))
+        },
+        () => `read the ledger of run ${runId} in session ${sessionId}`,
+      ),
   }
 }
 

@@ -87,8 +87,7 @@ export const toTask =
       )
 
 // An inner step (the header part of a claim) may have named its subject already; keep it.
-const hasDefaultSubject = (e: StoreError): boolean =>
-  e._tag === 'IoFailed' && e.subject === `${e.operation} ${e.path}`
+const hasDefaultSubject = (e: StoreError): boolean => e._tag === 'IoFailed' && e.subject === `${e.operation} ${e.path}`
 
 /**
  * Names the subject of an inner step's failure; an outer `toTask` keeps it.
