@@ -4,7 +4,7 @@
  * Parse errors (unknown option, missing argument, bad choice) are one stderr line and exit 2.
  */
 import { Command, CommanderError, Option } from 'commander'
-import { BadInputError, ExitCode } from './ExitCode.js'
+import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
 
 /**
  * The global options every command sees (commander's `optsWithGlobals`).
@@ -272,6 +272,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
     if (error instanceof BadInputError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
+    }
+    if (error instanceof WriteFailedError) {
+      process.stderr.write(`maka: ${oneLine(error.message)}\n`)
+      return ExitCode.failed
     }
     const message = error instanceof Error ? error.message : String(error)
     process.stderr.write(`maka: unexpected error: ${oneLine(message)}\n`)

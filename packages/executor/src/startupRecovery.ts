@@ -207,7 +207,12 @@ export const makeStartupRecovery = (
   const recoverRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
     const runs = await run(stores.runs.list(sessionId))
     if (E.isLeft(runs)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `runs unreadable: ${runs.left._tag}`, error: runs.left })
+      actions.push({
+        sessionId,
+        action: 'left_untouched',
+        detail: `runs unreadable: ${runs.left._tag}`,
+        error: runs.left,
+      })
       return
     }
     for (const entry of runs.right) {

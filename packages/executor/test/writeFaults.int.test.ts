@@ -327,4 +327,3 @@ describe('startup recovery under filesystem faults', () => {
     await expectConsistentAfterRecovery(w, source.sessionId)
   })
 })
-

@@ -12,6 +12,7 @@ import type { GlobalFlags, ResumeFlags } from '../program.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
+import { failedWriteSentence } from '../writeFailure.js'
 import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
@@ -75,5 +76,13 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const result = await runtime.execute(plan)
   if (json) sayJson({ sessionId, plan, result: result._tag === 'Parked' ? { _tag: 'Parked' } : result, events })
   else for (const line of continuationResultLines(result, style)) say(line)
+  const sentence = result._tag === 'Failed' ? failedWriteSentence(result.error) : null
+  if (sentence !== null) {
+    const outcome =
+      result._tag === 'Failed' && result.stage === 'run'
+        ? `the continuation run ${result.targetRunId} stopped and recovery will close it`
+        : 'the continuation did not start'
+    process.stderr.write(`maka: ${sentence}; ${outcome}.\n`)
+  }
   return exitCodeOf(result)
 }

@@ -11,6 +11,7 @@ import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../h
 import type { GlobalFlags, RunFlags } from '../program.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
+import { failedWriteSentence } from '../writeFailure.js'
 import { openDataDir, say, startupRecovery } from './commandContext.js'
 
 /**
@@ -47,11 +48,24 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
         } — session ${result.sessionId}, run ${result.runId}`,
       )
       return result.status === 'completed' ? ExitCode.ok : ExitCode.failed
-    case 'Refused':
-      process.stderr.write(`maka: the turn was refused (${result.code}): ${result.message}\n`)
+    case 'Refused': {
+      const sentence = failedWriteSentence(result.error)
+      process.stderr.write(
+        sentence === null
+          ? `maka: the turn was refused (${result.code}): ${result.message}\n`
+          : `maka: ${sentence}; the turn did not start.\n`,
+      )
       return ExitCode.failed
-    case 'Interrupted':
-      process.stderr.write(`maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.\n`)
+    }
+    case 'Interrupted': {
+      const sentence = failedWriteSentence(result.error)
+      // The turn is not reported finished: its run stays open until recovery closes it.
+      process.stderr.write(
+        sentence === null
+          ? `maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.\n`
+          : `maka: ${sentence}; the run stopped (session ${result.sessionId}, run ${result.runId}) and recovery will close it.\n`,
+      )
       return ExitCode.failed
+    }
   }
 }
