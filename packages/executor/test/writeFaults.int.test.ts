@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest'
 import { isTerminalEvent, type AgentRun } from '@maka/events'
 import { makeFaultInjectingFs, makeFileStores, nodeStoreFs, type Fault } from '@maka/stores'
 import type { ContinuationResult, TurnResult } from '../src/index.js'
-import { givenApprovedPlan, givenInterruptedRun, trackWorlds, type World } from './support/world.js'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { givenApprovedPlan, givenInterruptedRun, ioFailure, trackWorlds, type World } from './support/world.js'
 
 const world = trackWorlds()
 const CODES = ['ENOSPC', 'EIO', 'EACCES', 'EROFS'] as const
@@ -302,6 +303,26 @@ describe('a continuation under filesystem faults', () => {
         `could not create owner.lock of session ${source.sessionId}: no space left on device (ENOSPC at link)`,
       )
     })
+  })
+})
+
+describe('execute when the owner-lock port fails with an IoFailed', () => {
+  it('ends as Failed at ownership carrying the error, with no claim and no provider call', async () => {
+    const w = await world()
+    const source = await givenInterruptedRun(w)
+    const { plan, continuation: target } = await givenApprovedPlan(w, source)
+    const failure = ioFailure('create owner.lock')
+    const result = await w
+      .runtimeWith({
+        wrapStores: (s) => ({ ...s, ownerLocks: { ...s.ownerLocks, acquire: () => TE.left(failure) } }),
+      })
+      .execute(plan)
+    expect(result).toMatchObject({ _tag: 'Failed', stage: 'ownership', errorClass: 'store_IoFailed', error: failure })
+    expect(w.requests.filter((r) => r.kind === 'continuation')).toEqual([])
+    const claims = await w.stores.claims.list(source.sessionId)()
+    expect(claims._tag === 'Right' ? claims.right : null).toEqual([])
+    const targetHeader = await w.stores.runs.read(source.sessionId, target.runId)()
+    expect(targetHeader._tag === 'Left' ? targetHeader.left._tag : 'exists').toBe('NotFound')
   })
 })
 
