@@ -127,7 +127,11 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
       const replaced = await atomicReplace(context, path, bytes, true)
       if (E.isLeft(replaced)) return replaced
       const persisted = await dirSync.persist(path, { replaced: true })
-      if (E.isLeft(persisted)) return persisted
+      if (E.isLeft(persisted)) {
+        // As for a fresh create: a lock we could not make durable is given back.
+        await removeFile(context, path)
+        return persisted
+      }
       const after = await readLock(path)
       if (E.isLeft(after)) return after
       if (after.right !== null && isSameOwner(after.right, lock)) return E.right(undefined)

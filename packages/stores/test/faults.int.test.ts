@@ -339,6 +339,25 @@ describe('stores under injected filesystem faults', () => {
     })
   })
 
+  describe('when a stale lock was replaced but could not be made durable', () => {
+    it('gives the lock back instead of leaving this process locked out by its own lock', async () => {
+      const g = await given(async (s) => {
+        await withSession(s)
+        await value(s.ownerLocks.acquire(sessionId, ownerLock(1), notStale))
+      })
+      g.fs.arm({ call: 'fsync', path: new RegExp(`sessions/${sessionId}$`), code: 'EIO' })
+      const error = await failure(g.stores.ownerLocks.acquire(sessionId, lock, () => Promise.resolve(true)))
+      g.fs.disarm()
+      expect(error).toMatchObject({
+        _tag: 'IoFailed',
+        operation: 'fsync',
+        subject: `create owner.lock of session ${sessionId}`,
+      })
+      await expect(readFile(ownerLockPath(g.dataDir, sessionId))).rejects.toMatchObject({ code: 'ENOENT' })
+      await value(g.stores.ownerLocks.acquire(sessionId, lock, notStale))
+    })
+  })
+
   describe('when a header create fails at the link', () => {
     it('leaves no run.json and no temp file', async () => {
       const g = await given(withSession)
