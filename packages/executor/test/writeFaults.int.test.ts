@@ -271,7 +271,9 @@ describe('a continuation under filesystem faults', () => {
           const calls = w.requests.filter((r) => r.kind === 'continuation')
           expect(calls.length > 0).toBe(c.providerCalled)
           expect(w.lifecycle.map((e) => e.type)).toContain('execution_failed')
-          if (!c.providerCalled) expect(w.lifecycle.map((e) => e.type)).not.toContain('execution_completed')
+          // An execution whose ownership, claim or start row failed never started.
+          if (c.stage !== 'run') expect(w.lifecycle.map((e) => e.type)).not.toContain('execution_started')
+          expect(w.lifecycle.map((e) => e.type)).not.toContain('execution_completed')
           await expectNoTerminalHeaderWithoutTerminalEvent(w, source.sessionId)
 
           const headers = await expectConsistentAfterRecovery(w, source.sessionId)
