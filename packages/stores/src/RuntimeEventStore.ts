@@ -110,16 +110,16 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     path: string,
     sessionId: string,
     runId: string,
-  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null }> => {
+  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null; readonly tighten: boolean }> => {
     const stats = await attempt('stat', path, () => handle.stat())
     if (E.isLeft(stats)) return stats
     // The ledger holds prompts and tool results: owner-only, whatever the umask was at its creation.
-    if ((stats.right.mode & 0o777) !== LEDGER_MODE) {
-      const chmodded = await attempt('chmod', path, () => handle.chmod(LEDGER_MODE))
-      if (E.isLeft(chmodded)) return chmodded
-    }
+    // Set only once the append is known to go ahead, so a refused append changes nothing at all.
+    const tighten = (stats.right.mode & 0o777) !== LEDGER_MODE
     const known = committed.get(path)
-    if (known !== undefined && known.bytes === stats.right.size) return E.right({ state: known, truncateTo: null })
+    if (known !== undefined && known.bytes === stats.right.size) {
+      return E.right({ state: known, truncateTo: null, tighten })
+    }
     committed.delete(path)
     const read = await readLedgerFile(context, path, { sessionId, runId })
     if (E.isLeft(read)) return read
@@ -128,6 +128,7 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     return E.right({
       state: { rows: snapshot.highWater, bytes: snapshot.committedBytes },
       truncateTo: snapshot.tornTail === null ? null : snapshot.committedBytes,
+      tighten,
     })
   }
 
@@ -141,9 +142,13 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
   ): Outcome<AppendResult> => {
     const current = await currentState(handle, path, sessionId, runId)
     if (E.isLeft(current)) return current
-    const { state, truncateTo } = current.right
+    const { state, truncateTo, tighten } = current.right
     if (options.expectedHighWater !== undefined && options.expectedHighWater !== state.rows) {
       return E.left(highWaterConflict(path, options.expectedHighWater, state.rows))
+    }
+    if (tighten) {
+      const chmodded = await attempt('chmod', path, () => handle.chmod(LEDGER_MODE))
+      if (E.isLeft(chmodded)) return chmodded
     }
     if (truncateTo !== null) {
       const truncated = await attempt('truncate', path, () => handle.truncate(truncateTo))
