@@ -34,3 +34,12 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode]
 export class BadInputError extends Error {
   override readonly name = 'BadInputError'
 }
+
+/**
+ * A write to the data dir failed (a full disk, a read-only or unwritable folder, a link refused):
+ * printed as one line on stderr naming the operation and the error, exit 1.
+ * @category errors
+ */
+export class WriteFailedError extends Error {
+  override readonly name = 'WriteFailedError'
+}

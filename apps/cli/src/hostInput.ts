@@ -22,10 +22,14 @@ export interface DataDir {
 }
 
 /**
- * `--data-dir`, else `$MAKA_HOME`, else `~/.maka`, as an absolute path.
+ * `--data-dir`, else `$MAKA_HOME`, else `~/.maka`, as an absolute path. An empty `--data-dir` is
+ * bad input: it would silently mean the current directory.
  * @category constructors
  */
 export const resolveDataDir = (flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string => {
+  if (flag !== undefined && flag.trim() === '') {
+    throw new BadInputError('The data directory is empty (--data-dir ""): name a directory.')
+  }
   const home = env['MAKA_HOME']
   return resolve(flag ?? (home !== undefined && home !== '' ? home : join(homedir(), '.maka')))
 }

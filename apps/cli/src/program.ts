@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
-import { BadInputError, ExitCode } from './ExitCode.js'
+import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
 
 /**
  * The version of the `@maka/cli` package (`maka --version`), read from its package.json next to
@@ -416,6 +416,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
     if (error instanceof BadInputError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
+    }
+    if (error instanceof WriteFailedError) {
+      process.stderr.write(`maka: ${oneLine(error.message)}\n`)
+      return ExitCode.failed
     }
     const message = error instanceof Error ? error.message : String(error)
     process.stderr.write(`maka: unexpected error: ${oneLine(message)}\n`)

@@ -7,6 +7,7 @@ import { ExecutionRejectionSentences, describeParkReason, isExecutionRejection }
 import type { ContinuationResult, RecoveryAction } from '@maka/executor'
 import type { ContinuationPlan } from '@maka/planner'
 import type { Style } from './Style.js'
+import { failedWriteSentence } from './writeFailure.js'
 
 /**
  * One recovery action as a line.
@@ -14,7 +15,8 @@ import type { Style } from './Style.js'
  */
 export const recoveryLine = (action: RecoveryAction): string => {
   const target = action.runId ?? action.shellRunId
-  return `${action.action}: session ${action.sessionId}${target === undefined ? '' : ` ${action.runId === undefined ? 'shell run' : 'run'} ${target}`} — ${action.detail}`
+  const failed = failedWriteSentence(action.error)
+  return `${action.action}: session ${action.sessionId}${target === undefined ? '' : ` ${action.runId === undefined ? 'shell run' : 'run'} ${target}`} — ${action.detail}${failed === null ? '' : ` (${failed})`}`
 }
 
 /**

@@ -30,13 +30,22 @@ export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
   return env
 }
 
-/** Runs `node dist/bin.js …args`. */
-export const runCli = (args: ReadonlyArray<string>, options: { readonly flag?: boolean } = {}): Promise<CliResult> =>
+/** Runs `node dist/bin.js …args`, optionally in another cwd or as another user. */
+export const runCli = (
+  args: ReadonlyArray<string>,
+  options: { readonly flag?: boolean; readonly cwd?: string; readonly uid?: number; readonly gid?: number } = {},
+): Promise<CliResult> =>
   new Promise((done) => {
     execFile(
       process.execPath,
       [CLI, ...args],
-      { env: cliEnv(options.flag === true), timeout: 45_000 },
+      {
+        env: cliEnv(options.flag === true),
+        timeout: 45_000,
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        ...(options.uid === undefined ? {} : { uid: options.uid }),
+        ...(options.gid === undefined ? {} : { gid: options.gid }),
+      },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
         done({ code, stdout, stderr })

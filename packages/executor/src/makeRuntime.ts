@@ -70,8 +70,21 @@ export type TurnResult =
       /** The failure's human sentence (secret-free, as in the terminal event). */
       readonly failureMessage?: string
     }
-  | { readonly _tag: 'Refused'; readonly code: string; readonly message: string }
-  | { readonly _tag: 'Interrupted'; readonly sessionId: string; readonly runId: string; readonly message: string }
+  | {
+      readonly _tag: 'Refused'
+      readonly code: string
+      readonly message: string
+      /** The store failure that refused the turn (`store_failed`), kept typed for the host. */
+      readonly error?: StoreError
+    }
+  | {
+      readonly _tag: 'Interrupted'
+      readonly sessionId: string
+      readonly runId: string
+      readonly message: string
+      /** The write that failed mid-run; the run stays non-terminal until recovery closes it. */
+      readonly error?: StoreError
+    }
 
 /**
  * How the execution of a plan ended.
@@ -86,10 +99,13 @@ export type ContinuationResult =
     }
   | {
       readonly _tag: 'Failed'
-      readonly stage: 'claim' | 'continuation_start' | 'run'
+      /** `ownership`: owner.lock could not be taken for a reason other than a live owner. */
+      readonly stage: 'ownership' | 'claim' | 'continuation_start' | 'run'
       readonly targetRunId: string
       readonly errorClass: string
       readonly message: string
+      /** The store failure behind it, kept typed for the host (`IoFailed` names operation and errno). */
+      readonly error?: StoreError
     }
   | {
       readonly _tag: 'Finished'
@@ -160,6 +176,9 @@ const failureOf = (outcome: LoopOutcome): { failureClass?: string; failureMessag
 
 const errorClassOf = (error: unknown): string =>
   error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
+
+const storeErrorOf = (error: unknown): { readonly error?: StoreError } =>
+  error instanceof RunWriteError ? { error: error.storeError } : {}
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -282,7 +301,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       if (E.isLeft(owned)) {
         return owned.left._tag === 'OwnerLockHeld'
           ? { _tag: 'Refused', code: 'session_owner_alive', message: describeParkReason('session_owner_alive') }
-          : { _tag: 'Refused', code: 'store_failed', message: describeStoreError(owned.left) }
+          : { _tag: 'Refused', code: 'store_failed', message: describeStoreError(owned.left), error: owned.left }
       }
       try {
         return await runTurnOwned(sessionId, runId, request, abort.signal)
@@ -295,22 +314,33 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
   }
 
-  const sessionCwd = async (sessionId: string, requestedCwd: string): Promise<E.Either<string, string>> => {
+  const storeRefusal = (error: StoreError): TurnResult => ({
+    _tag: 'Refused',
+    code: 'store_failed',
+    message: describeStoreError(error),
+    error,
+  })
+
+  const sessionCwd = async (sessionId: string, requestedCwd: string): Promise<E.Either<TurnResult, string>> => {
     const existing = await stores.sessions.read(sessionId)()
     if (E.isRight(existing)) return E.right(existing.right.cwd)
-    if (existing.left._tag !== 'NotFound') return E.left(describeStoreError(existing.left))
+    if (existing.left._tag !== 'NotFound') return E.left(storeRefusal(existing.left))
     let cwd: string
     try {
       cwd = stripTrailingSeparator(await realpath(requestedCwd))
     } catch {
-      return E.left('The workspace directory does not exist or cannot be read.')
+      return E.left({
+        _tag: 'Refused',
+        code: 'workspace_unavailable',
+        message: 'The workspace directory does not exist or cannot be read.',
+      })
     }
     const created = await stores.sessions.create({
       sessionId: sessionId as SessionId,
       cwd: cwd as AgentRun['cwd'],
       createdAt: nowIso(),
     })()
-    return E.isLeft(created) ? E.left(describeStoreError(created.left)) : E.right(cwd)
+    return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
   }
 
   const runTurnOwned = async (
@@ -320,7 +350,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     signal: AbortSignal,
   ): Promise<TurnResult> => {
     const cwdResult = await sessionCwd(sessionId, request.cwd)
-    if (E.isLeft(cwdResult)) return { _tag: 'Refused', code: 'workspace_unavailable', message: cwdResult.left }
+    if (E.isLeft(cwdResult)) return cwdResult.left
     let cwd = cwdResult.right
     let workspaceIdentity: string | undefined
     // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
@@ -356,7 +386,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       ...(workspaceIdentity === undefined ? {} : { workspaceIdentity: workspaceIdentity as NonEmptyString }),
     }
     const created = await stores.runs.create(header)()
-    if (E.isLeft(created)) return { _tag: 'Refused', code: 'store_failed', message: describeStoreError(created.left) }
+    if (E.isLeft(created)) return storeRefusal(created.left)
     const writer = newRunWriter(header)
     try {
       await crashPoint(runId)('after_run_created')
@@ -374,7 +404,13 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       }
     } catch (error) {
       // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
-      return { _tag: 'Interrupted', sessionId, runId, message: `The run stopped: ${errorClassOf(error)}.` }
+      return {
+        _tag: 'Interrupted',
+        sessionId,
+        runId,
+        message: `The run stopped: ${errorClassOf(error)}.`,
+        ...storeErrorOf(error),
+      }
     }
   }
 
@@ -443,13 +479,22 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     try {
       const owned = await acquireOwnership(c.sessionId)
       if (E.isLeft(owned)) {
-        const result = reject(['session_owner_alive'])
-        emitExecutionFailed(
-          c,
-          null,
-          owned.left._tag === 'OwnerLockHeld' ? 'session_owner_alive' : `store_${owned.left._tag}`,
-        )
-        return result
+        if (owned.left._tag === 'OwnerLockHeld') {
+          emitExecutionFailed(c, null, 'session_owner_alive')
+          return reject(['session_owner_alive'])
+        }
+        // Not a live owner: a write that failed (a full disk, a read-only folder) is a failure,
+        // never reported as someone else owning the session.
+        const errorClass = `store_${owned.left._tag}`
+        emitExecutionFailed(c, null, errorClass)
+        return {
+          _tag: 'Failed',
+          stage: 'ownership',
+          targetRunId: c.runId,
+          errorClass,
+          message: describeStoreError(owned.left),
+          error: owned.left,
+        }
       }
       try {
         return await executeOwned(c, abort.signal)
@@ -555,9 +600,10 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       stage: 'claim' | 'continuation_start' | 'run',
       errorClass: string,
       message: string,
+      cause: { readonly error?: StoreError } = {},
     ): ContinuationResult => {
       emitExecutionFailed(c, c.runId, errorClass)
-      return { _tag: 'Failed', stage, targetRunId: c.runId, errorClass, message }
+      return { _tag: 'Failed', stage, targetRunId: c.runId, errorClass, message, ...cause }
     }
 
     // The durable claim: the boundary file, then the target header, before any provider call.
@@ -569,7 +615,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
           : claimed.left._tag === 'RunAlreadyExists'
             ? 'target_run_conflict'
             : null
-      if (conflict === null) return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left))
+      if (conflict === null) {
+        return failed('claim', `store_${claimed.left._tag}`, describeStoreError(claimed.left), { error: claimed.left })
+      }
       // Reported like the same code found by revalidation: a lost claim race is a refused execution too.
       emitExecutionFailed(c, c.runId, conflict)
       return reject([conflict])
@@ -585,6 +633,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         'continuation_start',
         errorClassOf(error),
         'The continuation-start event could not be made durable.',
+        storeErrorOf(error),
       )
     }
     await crashPoint(c.runId)('after_continuation_start_committed')
@@ -630,6 +679,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
         'run',
         errorClassOf(error),
         'The continuation stopped before it could finish; recovery will close it.',
+        storeErrorOf(error),
       )
     }
   }

@@ -32,6 +32,8 @@ export interface RecoveryAction {
     | 'left_untouched'
     | 'session_skipped'
   readonly detail: string
+  /** The store failure behind a skip or an untouched entry; hosts report an `IoFailed` as a failed write. */
+  readonly error?: StoreError
 }
 
 /**
@@ -71,7 +73,12 @@ export const makeStartupRecovery = (
   const recoverSession = async (sessionId: string, actions: Array<RecoveryAction>) => {
     const lock = await run(stores.ownerLocks.read(sessionId))
     if (E.isLeft(lock)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `owner.lock is unreadable: ${lock.left._tag}` })
+      actions.push({
+        sessionId,
+        action: 'session_skipped',
+        detail: `owner.lock is unreadable: ${lock.left._tag}`,
+        error: lock.left,
+      })
       return
     }
     if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
@@ -80,7 +87,13 @@ export const makeStartupRecovery = (
     }
     const owned = await acquireOwnership(sessionId)
     if (E.isLeft(owned)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `could not take ownership: ${owned.left._tag}` })
+      actions.push({
+        sessionId,
+        action: 'session_skipped',
+        detail: `could not take ownership: ${owned.left._tag}`,
+        // Another live owner is not a failure of this process; anything else is.
+        ...(owned.left._tag === 'OwnerLockHeld' ? {} : { error: owned.left }),
+      })
       return
     }
     try {
@@ -95,7 +108,12 @@ export const makeStartupRecovery = (
   const recoverShellRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
     const listed = await run(stores.shellRuns.list(sessionId))
     if (E.isLeft(listed)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `shell runs unreadable: ${listed.left._tag}` })
+      actions.push({
+        sessionId,
+        action: 'left_untouched',
+        detail: `shell runs unreadable: ${listed.left._tag}`,
+        error: listed.left,
+      })
       return
     }
     for (const listing of listed.right) {
@@ -113,6 +131,7 @@ export const makeStartupRecovery = (
         shellRunId: entry.shellRunId,
         action: E.isRight(written) ? 'shell_run_orphaned' : 'left_untouched',
         detail: E.isRight(written) ? 'its process is gone' : `could not be marked failed: ${written.left._tag}`,
+        ...(E.isLeft(written) ? { error: written.left } : {}),
       })
     }
   }
@@ -120,7 +139,12 @@ export const makeStartupRecovery = (
   const recoverClaims = async (sessionId: string, actions: Array<RecoveryAction>) => {
     const claims = await run(stores.claims.list(sessionId))
     if (E.isLeft(claims)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `claims unreadable: ${claims.left._tag}` })
+      actions.push({
+        sessionId,
+        action: 'left_untouched',
+        detail: `claims unreadable: ${claims.left._tag}`,
+        error: claims.left,
+      })
       return
     }
     for (const claim of claims.right) {
@@ -148,6 +172,7 @@ export const makeStartupRecovery = (
           runId: claim.targetRunId,
           action: 'left_untouched',
           detail: `target header: ${created.left._tag}`,
+          error: created.left,
         })
         continue
       }
@@ -160,10 +185,22 @@ export const makeStartupRecovery = (
           runId: claim.targetRunId,
           action: 'left_untouched',
           detail: `target terminal event: ${appended.left._tag}`,
+          error: appended.left,
         })
         continue
       }
-      await run(stores.runs.update(closing.header, { durable: true }))
+      const closed = await run(stores.runs.update(closing.header, { durable: true }))
+      if (E.isLeft(closed)) {
+        // The terminal event is durable; the next pass repairs the header from it.
+        actions.push({
+          sessionId,
+          runId: claim.targetRunId,
+          action: 'left_untouched',
+          detail: `target terminal header: ${closed.left._tag}`,
+          error: closed.left,
+        })
+        continue
+      }
       actions.push({
         sessionId,
         runId: claim.targetRunId,
@@ -176,7 +213,12 @@ export const makeStartupRecovery = (
   const recoverRuns = async (sessionId: string, actions: Array<RecoveryAction>) => {
     const runs = await run(stores.runs.list(sessionId))
     if (E.isLeft(runs)) {
-      actions.push({ sessionId, action: 'left_untouched', detail: `runs unreadable: ${runs.left._tag}` })
+      actions.push({
+        sessionId,
+        action: 'left_untouched',
+        detail: `runs unreadable: ${runs.left._tag}`,
+        error: runs.left,
+      })
       return
     }
     for (const entry of runs.right) {
@@ -196,6 +238,7 @@ export const makeStartupRecovery = (
           runId: header.runId,
           action: 'left_untouched',
           detail: `ledger: ${ledger.left._tag}`,
+          error: ledger.left,
         })
         continue
       }
@@ -217,6 +260,7 @@ export const makeStartupRecovery = (
             runId: header.runId,
             action: E.isRight(updated) ? 'header_repaired' : 'left_untouched',
             detail: E.isRight(updated) ? `header set to ${decision.header.status} from the ledger` : updated.left._tag,
+            ...(E.isLeft(updated) ? { error: updated.left } : {}),
           })
           break
         }
@@ -228,10 +272,27 @@ export const makeStartupRecovery = (
             }),
           )
           if (E.isLeft(appended)) {
-            actions.push({ sessionId, runId: header.runId, action: 'left_untouched', detail: appended.left._tag })
+            actions.push({
+              sessionId,
+              runId: header.runId,
+              action: 'left_untouched',
+              detail: appended.left._tag,
+              error: appended.left,
+            })
             break
           }
-          await run(stores.runs.update(decision.header, { durable: true }))
+          const closed = await run(stores.runs.update(decision.header, { durable: true }))
+          if (E.isLeft(closed)) {
+            // The terminal event is durable; the next pass repairs the header from it.
+            actions.push({
+              sessionId,
+              runId: header.runId,
+              action: 'left_untouched',
+              detail: `terminal header: ${closed.left._tag}`,
+              error: closed.left,
+            })
+            break
+          }
           actions.push({
             sessionId,
             runId: header.runId,

@@ -83,17 +83,17 @@ export const checkRunHeader = (run: AgentRun): E.Either<StoreError, AgentRun> =>
  */
 export const createRunHeaderLocked = async (context: StoreContext, run: AgentRun): Outcome<void> => {
   const path = runHeaderPath(context.dataDir, run.sessionId, run.runId)
-  const dirs = await makeDirs(runDir(context.dataDir, run.sessionId, run.runId))
+  const dirs = await makeDirs(context, runDir(context.dataDir, run.sessionId, run.runId))
   if (E.isLeft(dirs)) return dirs
-  const created = await exclusiveCreate(path, recordBytes(run))
+  const created = await exclusiveCreate(context, path, recordBytes(run))
   if (E.isLeft(created)) return created
   if (created.right === 'exists') return E.left(runAlreadyExists(path, run.sessionId, run.runId))
   return context.dirSync.persist(path)
 }
 
-const readHeader = async (dataDir: string, sessionId: string, runId: string): Outcome<AgentRun> => {
-  const path = runHeaderPath(dataDir, sessionId, runId)
-  const header = await readRecord(path, decodeAgentRun)
+const readHeader = async (context: StoreContext, sessionId: string, runId: string): Outcome<AgentRun> => {
+  const path = runHeaderPath(context.dataDir, sessionId, runId)
+  const header = await readRecord(context, path, decodeAgentRun)
   if (E.isLeft(header)) return header
   // A header copied or renamed into another run's folder would make us trust the wrong run.
   if (header.right.sessionId !== sessionId || header.right.runId !== runId) {
@@ -110,49 +110,62 @@ export const makeAgentRunStore = (context: StoreContext): AgentRunStore => {
   const { dataDir, dirSync } = context
   return {
     create: (run) =>
-      toTask(async () => {
-        const checked = checkRunHeader(run)
-        if (E.isLeft(checked)) return checked
-        return serialized(runDir(dataDir, run.sessionId, run.runId), () => createRunHeaderLocked(context, run))
-      }),
+      toTask(
+        async () => {
+          const checked = checkRunHeader(run)
+          if (E.isLeft(checked)) return checked
+          return serialized(runDir(dataDir, run.sessionId, run.runId), () => createRunHeaderLocked(context, run))
+        },
+        () => `create run.json of run ${run.runId} in session ${run.sessionId}`,
+      ),
     read: (sessionId, runId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
-        if (E.isLeft(ids)) return ids
-        return readHeader(dataDir, sessionId, runId)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          return readHeader(context, sessionId, runId)
+        },
+        () => `read run.json of run ${runId} in session ${sessionId}`,
+      ),
     update: (run, options = {}) =>
-      toTask(async () => {
-        const checked = checkRunHeader(run)
-        if (E.isLeft(checked)) return checked
-        const path = runHeaderPath(dataDir, run.sessionId, run.runId)
-        return serialized(runDir(dataDir, run.sessionId, run.runId), async () => {
-          const exists = await pathExists(path)
-          if (E.isLeft(exists)) return exists
-          if (!exists.right) return E.left(notFound(path))
-          const durable = options.durable === true
-          const replaced = await atomicReplace(path, recordBytes(run), durable)
-          if (E.isLeft(replaced) || !durable) return replaced
-          return dirSync.persist(path, { replaced: true })
-        })
-      }),
+      toTask(
+        async () => {
+          const checked = checkRunHeader(run)
+          if (E.isLeft(checked)) return checked
+          const path = runHeaderPath(dataDir, run.sessionId, run.runId)
+          return serialized(runDir(dataDir, run.sessionId, run.runId), async () => {
+            const exists = await pathExists(context, path)
+            if (E.isLeft(exists)) return exists
+            if (!exists.right) return E.left(notFound(path))
+            const durable = options.durable === true
+            const replaced = await atomicReplace(context, path, recordBytes(run), durable)
+            if (E.isLeft(replaced) || !durable) return replaced
+            return dirSync.persist(path, { replaced: true })
+          })
+        },
+        () => `update run.json of run ${run.runId} in session ${run.sessionId}`,
+      ),
     list: (sessionId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const entries = await listDir(runsDir(dataDir, sessionId))
-        if (E.isLeft(entries)) return entries
-        const runIds = entries.right
-          .filter((entry) => entry.isDirectory() && isSafeId(entry.name))
-          .map((entry) => entry.name as RunId)
-          .sort()
-        const listings = await Promise.all(
-          runIds.map(async (runId): Promise<RunListing> => {
-            const header = await readHeader(dataDir, sessionId, runId)
-            return E.isRight(header) ? { runId, header: header.right } : { runId, error: header.left }
-          }),
-        )
-        return E.right(listings)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const entries = await listDir(context, runsDir(dataDir, sessionId))
+          if (E.isLeft(entries)) return entries
+          const runIds = entries.right
+            // A linked run folder is listed so that reading it reports the link: it is never dropped.
+            .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isSafeId(entry.name))
+            .map((entry) => entry.name as RunId)
+            .sort()
+          const listings = await Promise.all(
+            runIds.map(async (runId): Promise<RunListing> => {
+              const header = await readHeader(context, sessionId, runId)
+              return E.isRight(header) ? { runId, header: header.right } : { runId, error: header.left }
+            }),
+          )
+          return E.right(listings)
+        },
+        () => `list the runs of session ${sessionId}`,
+      ),
   }
 }

@@ -12,6 +12,7 @@ import { checkRunHeader, createRunHeaderLocked } from './AgentRunStore.js'
 import { checkHighWater, checkIds } from './internal/checkIds.js'
 import {
   exclusiveCreate,
+  inSubject,
   listDir,
   makeDirs,
   readRecord,
@@ -88,7 +89,7 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
 
   const readClaim = async (sessionId: string, sourceRunId: string, highWater: number): Outcome<ContinuationClaim> => {
     const path = claimPath(dataDir, sessionId, sourceRunId, highWater)
-    const claim = await readRecord(path, decodeClaim)
+    const claim = await readRecord(context, path, decodeClaim)
     if (E.isLeft(claim)) return claim
     const { right } = claim
     if (
@@ -103,70 +104,84 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
 
   return {
     claimBoundary: (claim, targetHeader) =>
-      toTask(async () => {
-        const ids = checkIds(
-          ['sessionId', claim?.sessionId],
-          ['sourceRunId', claim?.sourceRunId],
-          ['targetRunId', claim?.targetRunId],
-        )
-        if (E.isLeft(ids)) return ids
-        const highWater = checkHighWater('sourceRuntimeEventHighWater', claim.sourceRuntimeEventHighWater)
-        if (E.isLeft(highWater)) return highWater
-        const header = checkRunHeader(targetHeader)
-        if (E.isLeft(header)) return header
-        const decoded = decodeClaim(claim)
-        if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
-        const agrees = checkClaimAgainstHeader(claim, targetHeader)
-        if (E.isLeft(agrees)) return agrees
-
-        const path = claimPath(dataDir, claim.sessionId, claim.sourceRunId, highWater.right)
-        const dirs = await makeDirs(claimsDir(dataDir, claim.sessionId))
-        if (E.isLeft(dirs)) return dirs
-        const created = await exclusiveCreate(path, recordBytes(claim))
-        if (E.isLeft(created)) return created
-        if (created.right === 'exists') {
-          const existing = await readClaim(claim.sessionId, claim.sourceRunId, highWater.right)
-          return E.left(claimConflict(path, E.isRight(existing) ? existing.right : undefined))
-        }
-        const persisted = await dirSync.persist(path)
-        if (E.isLeft(persisted)) return persisted
-        return serialized(runDir(dataDir, targetHeader.sessionId, targetHeader.runId), () =>
-          createRunHeaderLocked(context, targetHeader),
-        )
-      }),
-    read: (sessionId, sourceRunId, highWater) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['sourceRunId', sourceRunId])
-        if (E.isLeft(ids)) return ids
-        const checked = checkHighWater('sourceRuntimeEventHighWater', highWater)
-        if (E.isLeft(checked)) return checked
-        const claim = await readClaim(sessionId, sourceRunId, highWater)
-        if (E.isLeft(claim) && claim.left._tag === 'NotFound') return E.right(null)
-        return claim
-      }),
-    list: (sessionId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const entries = await listDir(claimsDir(dataDir, sessionId))
-        if (E.isLeft(entries)) return entries
-        const boundaries = entries.right
-          .filter((entry) => entry.isFile())
-          .map((entry) => ({ name: entry.name, match: CLAIM_FILE.exec(entry.name) }))
-          .flatMap(({ name, match }) =>
-            match?.[1] !== undefined && match[2] !== undefined
-              ? [{ name, sourceRunId: match[1] as RunId, highWater: Number(match[2]) }]
-              : [],
+      toTask(
+        async () => {
+          const ids = checkIds(
+            ['sessionId', claim?.sessionId],
+            ['sourceRunId', claim?.sourceRunId],
+            ['targetRunId', claim?.targetRunId],
           )
-          .filter((boundary) => Number.isSafeInteger(boundary.highWater))
-          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-        const claims: Array<ContinuationClaim> = []
-        for (const boundary of boundaries) {
-          const claim = await readClaim(sessionId, boundary.sourceRunId, boundary.highWater)
-          if (E.isLeft(claim)) return claim
-          claims.push(claim.right)
-        }
-        return E.right(claims)
-      }),
+          if (E.isLeft(ids)) return ids
+          const highWater = checkHighWater('sourceRuntimeEventHighWater', claim.sourceRuntimeEventHighWater)
+          if (E.isLeft(highWater)) return highWater
+          const header = checkRunHeader(targetHeader)
+          if (E.isLeft(header)) return header
+          const decoded = decodeClaim(claim)
+          if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
+          const agrees = checkClaimAgainstHeader(claim, targetHeader)
+          if (E.isLeft(agrees)) return agrees
+
+          const path = claimPath(dataDir, claim.sessionId, claim.sourceRunId, highWater.right)
+          const dirs = await makeDirs(context, claimsDir(dataDir, claim.sessionId))
+          if (E.isLeft(dirs)) return dirs
+          const created = await exclusiveCreate(context, path, recordBytes(claim))
+          if (E.isLeft(created)) return created
+          if (created.right === 'exists') {
+            const existing = await readClaim(claim.sessionId, claim.sourceRunId, highWater.right)
+            return E.left(claimConflict(path, E.isRight(existing) ? existing.right : undefined))
+          }
+          const persisted = await dirSync.persist(path)
+          if (E.isLeft(persisted)) return persisted
+          return inSubject(
+            `create run.json of run ${targetHeader.runId} in session ${targetHeader.sessionId}`,
+            serialized(runDir(dataDir, targetHeader.sessionId, targetHeader.runId), () =>
+              createRunHeaderLocked(context, targetHeader),
+            ),
+          )
+        },
+        () =>
+          `create the claim ${claim.sourceRunId}@${claim.sourceRuntimeEventHighWater} of session ${claim.sessionId}`,
+      ),
+    read: (sessionId, sourceRunId, highWater) =>
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['sourceRunId', sourceRunId])
+          if (E.isLeft(ids)) return ids
+          const checked = checkHighWater('sourceRuntimeEventHighWater', highWater)
+          if (E.isLeft(checked)) return checked
+          const claim = await readClaim(sessionId, sourceRunId, highWater)
+          if (E.isLeft(claim) && claim.left._tag === 'NotFound') return E.right(null)
+          return claim
+        },
+        () => `read the claim ${sourceRunId}@${highWater} of session ${sessionId}`,
+      ),
+    list: (sessionId) =>
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const entries = await listDir(context, claimsDir(dataDir, sessionId))
+          if (E.isLeft(entries)) return entries
+          const boundaries = entries.right
+            // A link is kept so that reading it fails the list: a claim must never vanish from it.
+            .filter((entry) => entry.isFile() || entry.isSymbolicLink())
+            .map((entry) => ({ name: entry.name, match: CLAIM_FILE.exec(entry.name) }))
+            .flatMap(({ name, match }) =>
+              match?.[1] !== undefined && match[2] !== undefined
+                ? [{ name, sourceRunId: match[1] as RunId, highWater: Number(match[2]) }]
+                : [],
+            )
+            .filter((boundary) => Number.isSafeInteger(boundary.highWater))
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+          const claims: Array<ContinuationClaim> = []
+          for (const boundary of boundaries) {
+            const claim = await readClaim(sessionId, boundary.sourceRunId, boundary.highWater)
+            if (E.isLeft(claim)) return claim
+            claims.push(claim.right)
+          }
+          return E.right(claims)
+        },
+        () => `read the claims of session ${sessionId}`,
+      ),
   }
 }

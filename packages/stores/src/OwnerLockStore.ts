@@ -83,7 +83,7 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
   const { dataDir, dirSync } = context
 
   const readLock = async (path: string): Outcome<OwnerLock | null> => {
-    const lock = await readRecord(path, decodeOwnerLock)
+    const lock = await readRecord(context, path, decodeOwnerLock)
     return E.isLeft(lock) && lock.left._tag === 'NotFound' ? E.right(null) : lock
   }
 
@@ -103,12 +103,18 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
     const path = ownerLockPath(dataDir, sessionId)
     const bytes = recordBytes(lock)
     // A process takes the lock before its first write, which for a new session precedes session.json.
-    const dirs = await makeDirs(sessionDir(dataDir, sessionId))
+    const dirs = await makeDirs(context, sessionDir(dataDir, sessionId))
     if (E.isLeft(dirs)) return dirs
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const created = await exclusiveCreate(path, bytes)
+      const created = await exclusiveCreate(context, path, bytes)
       if (E.isLeft(created)) return created
-      if (created.right === 'created') return dirSync.persist(path)
+      if (created.right === 'created') {
+        const persisted = await dirSync.persist(path)
+        // A lock we could not make durable is not held: take it back, or this very process would
+        // find its own lock next time and refuse itself (no re-entry).
+        if (E.isLeft(persisted)) await removeFile(context, path)
+        return persisted
+      }
 
       const existing = await readLock(path)
       if (E.isLeft(existing)) return existing
@@ -123,10 +129,14 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
       const before = await readLock(path)
       if (E.isLeft(before)) return before
       if (before.right === null || !isSameOwner(before.right, existing.right)) continue
-      const replaced = await atomicReplace(path, bytes, true)
+      const replaced = await atomicReplace(context, path, bytes, true)
       if (E.isLeft(replaced)) return replaced
       const persisted = await dirSync.persist(path, { replaced: true })
-      if (E.isLeft(persisted)) return persisted
+      if (E.isLeft(persisted)) {
+        // As for a fresh create: a lock we could not make durable is given back.
+        await removeFile(context, path)
+        return persisted
+      }
       const after = await readLock(path)
       if (E.isLeft(after)) return after
       if (after.right !== null && isSameOwner(after.right, lock)) return E.right(undefined)
@@ -137,29 +147,38 @@ export const makeOwnerLockStore = (context: StoreContext): OwnerLockStore => {
 
   return {
     read: (sessionId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        return readLock(ownerLockPath(dataDir, sessionId))
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          return readLock(ownerLockPath(dataDir, sessionId))
+        },
+        () => `read owner.lock of session ${sessionId}`,
+      ),
     acquire: (sessionId, lock, isStale) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const decoded = decodeOwnerLock(lock)
-        if (E.isLeft(decoded)) return E.left(invalidRecord('OwnerLock', decoded.left))
-        return acquireLocked(sessionId, lock, isStale)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const decoded = decodeOwnerLock(lock)
+          if (E.isLeft(decoded)) return E.left(invalidRecord('OwnerLock', decoded.left))
+          return acquireLocked(sessionId, lock, isStale)
+        },
+        () => `create owner.lock of session ${sessionId}`,
+      ),
     release: (sessionId, lock) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const path = ownerLockPath(dataDir, sessionId)
-        const current = await readLock(path)
-        if (E.isLeft(current)) return current
-        if (current.right === null) return E.right(undefined)
-        if (!isSameOwner(current.right, lock)) return E.left(ownerLockHeld(path, current.right))
-        return removeFile(path)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const path = ownerLockPath(dataDir, sessionId)
+          const current = await readLock(path)
+          if (E.isLeft(current)) return current
+          if (current.right === null) return E.right(undefined)
+          if (!isSameOwner(current.right, lock)) return E.left(ownerLockHeld(path, current.right))
+          return removeFile(context, path)
+        },
+        () => `remove owner.lock of session ${sessionId}`,
+      ),
   }
 }

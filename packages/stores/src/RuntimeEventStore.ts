@@ -7,14 +7,15 @@
  * and rescan it. A rescan that finds a torn final row truncates it — the only repair ever made —
  * and one that finds corruption refuses the append: nothing is ever written after a bad row.
  */
-import { open, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
 import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
-import { attempt, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
+import { attempt, openConfined, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
 import { readLedgerFile } from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
+import type { StoreFile } from './StoreFs.js'
 import { ledgerPath, runDir, runHeaderPath } from './layout.js'
 import { emptyLedgerSnapshot, type LedgerSnapshot } from './LedgerSnapshot.js'
 import {
@@ -66,6 +67,8 @@ export interface RuntimeEventStore {
   read(sessionId: string, runId: string): TE.TaskEither<StoreError, LedgerSnapshot>
 }
 
+const LEDGER_MODE = 0o600
+
 interface Committed {
   readonly rows: number
   readonly bytes: number
@@ -86,11 +89,11 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
 
   const readLocked = async (sessionId: string, runId: string): Outcome<LedgerSnapshot> => {
     const path = ledgerPath(dataDir, sessionId, runId)
-    const read = await readLedgerFile(path, { sessionId, runId })
+    const read = await readLedgerFile(context, path, { sessionId, runId })
     if (E.isLeft(read)) {
       if (read.left._tag !== 'NotFound') return read
       const headerPath = runHeaderPath(dataDir, sessionId, runId)
-      const header = await pathExists(headerPath)
+      const header = await pathExists(context, headerPath)
       if (E.isLeft(header)) return header
       return header.right ? E.right(emptyLedgerSnapshot) : E.left(notFound(headerPath))
     }
@@ -103,28 +106,34 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
 
   // Decides how many rows are committed right now, using the cache only when the file size agrees.
   const currentState = async (
-    handle: FileHandle,
+    handle: StoreFile,
     path: string,
     sessionId: string,
     runId: string,
-  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null }> => {
+  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null; readonly tighten: boolean }> => {
     const stats = await attempt('stat', path, () => handle.stat())
     if (E.isLeft(stats)) return stats
+    // The ledger holds prompts and tool results: owner-only, whatever the umask was at its creation.
+    // Set only once the append is known to go ahead, so a refused append changes nothing at all.
+    const tighten = (stats.right.mode & 0o777) !== LEDGER_MODE
     const known = committed.get(path)
-    if (known !== undefined && known.bytes === stats.right.size) return E.right({ state: known, truncateTo: null })
+    if (known !== undefined && known.bytes === stats.right.size) {
+      return E.right({ state: known, truncateTo: null, tighten })
+    }
     committed.delete(path)
-    const read = await readLedgerFile(path, { sessionId, runId })
+    const read = await readLedgerFile(context, path, { sessionId, runId })
     if (E.isLeft(read)) return read
     const snapshot = read.right
     if (snapshot.problem !== null) return E.left(ledgerUnreadable(path, snapshot.problem))
     return E.right({
       state: { rows: snapshot.highWater, bytes: snapshot.committedBytes },
       truncateTo: snapshot.tornTail === null ? null : snapshot.committedBytes,
+      tighten,
     })
   }
 
   const appendThrough = async (
-    handle: FileHandle,
+    handle: StoreFile,
     path: string,
     sessionId: string,
     runId: string,
@@ -133,29 +142,44 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
   ): Outcome<AppendResult> => {
     const current = await currentState(handle, path, sessionId, runId)
     if (E.isLeft(current)) return current
-    const { state, truncateTo } = current.right
+    const { state, truncateTo, tighten } = current.right
     if (options.expectedHighWater !== undefined && options.expectedHighWater !== state.rows) {
       return E.left(highWaterConflict(path, options.expectedHighWater, state.rows))
+    }
+    if (tighten) {
+      const chmodded = await attempt('chmod', path, () => handle.chmod(LEDGER_MODE))
+      if (E.isLeft(chmodded)) return chmodded
     }
     if (truncateTo !== null) {
       const truncated = await attempt('truncate', path, () => handle.truncate(truncateTo))
       if (E.isLeft(truncated)) return truncated
     }
-    const written = await attempt('append', path, () => handle.write(row, 0, row.length))
-    if (E.isLeft(written)) return written
-    if (written.right.bytesWritten !== row.length) {
-      // A short write leaves a torn row; the next append rescans (no cache entry) and truncates it.
-      const cause = Object.assign(new Error(`short write, ${written.right.bytesWritten} of ${row.length} bytes`), {
-        code: 'SHORT_WRITE',
-      })
-      return E.left(ioFailed('append', path, cause))
+    const committedRow = async (): Outcome<void> => {
+      const written = await attempt('append', path, () => handle.write(row, 0, row.length))
+      if (E.isLeft(written)) return written
+      if (written.right.bytesWritten !== row.length) {
+        const cause = Object.assign(new Error(`short write, ${written.right.bytesWritten} of ${row.length} bytes`), {
+          code: 'SHORT_WRITE',
+        })
+        return E.left(ioFailed('append', path, cause))
+      }
+      if (options.durable !== true) return E.right(undefined)
+      const synced = await attempt('fsync', path, () => handle.sync())
+      if (E.isLeft(synced)) return synced
+      return dirSync.persist(path)
+    }
+    const done = await committedRow()
+    if (E.isLeft(done)) {
+      // Nothing may stay in the ledger that the caller was told did not commit: a partial row, or
+      // a whole row whose fsync failed (it might vanish in a crash after being read). Best effort:
+      // if the truncation fails too, the next append rescans the file instead of trusting a count.
+      const rolledBack = await attempt('truncate', path, () => handle.truncate(state.bytes))
+      if (E.isRight(rolledBack)) committed.set(path, state)
+      else committed.delete(path)
+      return done
     }
     const next = { rows: state.rows + 1, bytes: state.bytes + row.length }
     committed.set(path, next)
-    if (options.durable === true) {
-      const synced = await attempt('fsync', path, () => handle.sync())
-      if (E.isLeft(synced)) return synced
-    }
     return E.right({ highWater: next.rows })
   }
 
@@ -169,42 +193,48 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     if (!committed.has(path)) {
       // Opening with O_APPEND creates the file, so make sure the run exists first.
       const headerPath = runHeaderPath(dataDir, sessionId, runId)
-      const header = await pathExists(headerPath)
+      const header = await pathExists(context, headerPath)
       if (E.isLeft(header)) return header
       if (!header.right) return E.left(notFound(headerPath))
     }
-    const opened = await attempt('open', path, () => open(path, 'a'))
+    const opened = await openConfined(
+      context,
+      'open',
+      path,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+    )
     if (E.isLeft(opened)) return opened
     const appended = await appendThrough(opened.right, path, sessionId, runId, row, options)
-    const closed = await attempt('close', path, () => opened.right.close())
-    if (E.isLeft(appended)) return appended
-    if (E.isLeft(closed)) return closed
-    if (options.durable === true) {
-      const persisted = await dirSync.persist(path)
-      if (E.isLeft(persisted)) return persisted
-    }
+    // The row is committed (and durable when asked) before the close; a failed close loses nothing.
+    await opened.right.close().catch(() => undefined)
     return appended
   }
 
   return {
     append: (sessionId, runId, event, options = {}) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
-        if (E.isLeft(ids)) return ids
-        const path = ledgerPath(dataDir, sessionId, runId)
-        if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(path, 'sessionId'))
-        if (event.runId !== runId) return E.left(eventIdentityMismatch(path, 'runId'))
-        const row = encodeRow(event)
-        if (E.isLeft(row)) return row
-        return serialized(runDir(dataDir, sessionId, runId), () => appendLocked(sessionId, runId, row.right, options))
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const path = ledgerPath(dataDir, sessionId, runId)
+          if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(path, 'sessionId'))
+          if (event.runId !== runId) return E.left(eventIdentityMismatch(path, 'runId'))
+          const row = encodeRow(event)
+          if (E.isLeft(row)) return row
+          return serialized(runDir(dataDir, sessionId, runId), () => appendLocked(sessionId, runId, row.right, options))
+        },
+        () => `append to the ledger of run ${runId} in session ${sessionId}`,
+      ),
     read: (sessionId, runId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId], ['runId', runId])
-        if (E.isLeft(ids)) return ids
-        // Queued behind writes so a read never sees half of an in-flight append from this process.
-        return serialized(runDir(dataDir, sessionId, runId), () => readLocked(sessionId, runId))
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          // Queued behind writes so a read never sees half of an in-flight append from this process.
+          return serialized(runDir(dataDir, sessionId, runId), () => readLocked(sessionId, runId))
+        },
+        () => `read the ledger of run ${runId} in session ${sessionId}`,
+      ),
   }
 }
 

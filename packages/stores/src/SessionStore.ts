@@ -49,41 +49,51 @@ export const makeSessionStore = (context: StoreContext): SessionStore => {
   const { dataDir, dirSync } = context
   return {
     create: (record) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', record?.sessionId])
-        if (E.isLeft(ids)) return ids
-        const decoded = decodeSessionRecord(record)
-        if (E.isLeft(decoded)) return E.left(invalidRecord('SessionRecord', decoded.left))
-        const path = sessionRecordPath(dataDir, record.sessionId)
-        const dirs = await makeDirs(sessionDir(dataDir, record.sessionId))
-        if (E.isLeft(dirs)) return dirs
-        const created = await exclusiveCreate(path, recordBytes(record))
-        if (E.isLeft(created)) return created
-        if (created.right === 'exists') return E.left(sessionAlreadyExists(path, record.sessionId))
-        return dirSync.persist(path)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', record?.sessionId])
+          if (E.isLeft(ids)) return ids
+          const decoded = decodeSessionRecord(record)
+          if (E.isLeft(decoded)) return E.left(invalidRecord('SessionRecord', decoded.left))
+          const path = sessionRecordPath(dataDir, record.sessionId)
+          const dirs = await makeDirs(context, sessionDir(dataDir, record.sessionId))
+          if (E.isLeft(dirs)) return dirs
+          const created = await exclusiveCreate(context, path, recordBytes(record))
+          if (E.isLeft(created)) return created
+          if (created.right === 'exists') return E.left(sessionAlreadyExists(path, record.sessionId))
+          return dirSync.persist(path)
+        },
+        () => `create session.json of session ${record.sessionId}`,
+      ),
     read: (sessionId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const path = sessionRecordPath(dataDir, sessionId)
-        const record = await readRecord(path, decodeSessionRecord)
-        if (E.isLeft(record)) return record
-        if (record.right.sessionId !== sessionId) {
-          return E.left(unreadable(path, 'the header names another session than its folder'))
-        }
-        return record
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const path = sessionRecordPath(dataDir, sessionId)
+          const record = await readRecord(context, path, decodeSessionRecord)
+          if (E.isLeft(record)) return record
+          if (record.right.sessionId !== sessionId) {
+            return E.left(unreadable(path, 'the header names another session than its folder'))
+          }
+          return record
+        },
+        () => `read session.json of session ${sessionId}`,
+      ),
     list: () =>
-      toTask(async () => {
-        const entries = await listDir(sessionsDir(dataDir))
-        if (E.isLeft(entries)) return entries
-        return E.right(
-          entries.right
-            .filter((entry) => entry.isDirectory() && isSafeId(entry.name))
-            .map((entry) => entry.name as SessionId)
-            .sort(),
-        )
-      }),
+      toTask(
+        async () => {
+          const entries = await listDir(context, sessionsDir(dataDir))
+          if (E.isLeft(entries)) return entries
+          return E.right(
+            entries.right
+              // A linked session folder is listed so that reading it reports the link: it is never dropped.
+              .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isSafeId(entry.name))
+              .map((entry) => entry.name as SessionId)
+              .sort(),
+          )
+        },
+        () => 'list the sessions',
+      ),
   }
 }

@@ -59,7 +59,7 @@ export const makeShellRunStore = (context: StoreContext): ShellRunStore => {
 
   const readShellRun = async (sessionId: string, shellRunId: string): Outcome<ShellRun> => {
     const path = shellRunPath(dataDir, sessionId, shellRunId)
-    const record = await readRecord(path, decodeShellRun)
+    const record = await readRecord(context, path, decodeShellRun)
     if (E.isLeft(record)) return record
     if (record.right.sessionId !== sessionId || record.right.shellRunId !== shellRunId) {
       return E.left(unreadable(path, 'the record names another shell run than its file'))
@@ -69,36 +69,43 @@ export const makeShellRunStore = (context: StoreContext): ShellRunStore => {
 
   return {
     write: (run) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', run?.sessionId], ['shellRunId', run?.shellRunId], ['runId', run?.runId])
-        if (E.isLeft(ids)) return ids
-        const decoded = decodeShellRun(run)
-        if (E.isLeft(decoded)) return E.left(invalidRecord('ShellRun', decoded.left))
-        const path = shellRunPath(dataDir, run.sessionId, run.shellRunId)
-        const dirs = await makeDirs(shellRunsDir(dataDir, run.sessionId))
-        if (E.isLeft(dirs)) return dirs
-        const replaced = await atomicReplace(path, recordBytes(run), true)
-        if (E.isLeft(replaced)) return replaced
-        return dirSync.persist(path, { replaced: true })
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', run?.sessionId], ['shellRunId', run?.shellRunId], ['runId', run?.runId])
+          if (E.isLeft(ids)) return ids
+          const decoded = decodeShellRun(run)
+          if (E.isLeft(decoded)) return E.left(invalidRecord('ShellRun', decoded.left))
+          const path = shellRunPath(dataDir, run.sessionId, run.shellRunId)
+          const dirs = await makeDirs(context, shellRunsDir(dataDir, run.sessionId))
+          if (E.isLeft(dirs)) return dirs
+          const replaced = await atomicReplace(context, path, recordBytes(run), true)
+          if (E.isLeft(replaced)) return replaced
+          return dirSync.persist(path, { replaced: true })
+        },
+        () => `write shell run ${run.shellRunId} of session ${run.sessionId}`,
+      ),
     list: (sessionId) =>
-      toTask(async () => {
-        const ids = checkIds(['sessionId', sessionId])
-        if (E.isLeft(ids)) return ids
-        const entries = await listDir(shellRunsDir(dataDir, sessionId))
-        if (E.isLeft(entries)) return entries
-        const shellRunIds = entries.right
-          .filter((entry) => entry.isFile())
-          .map((entry) => SHELL_RUN_FILE.exec(entry.name)?.[1])
-          .filter((id): id is string => id !== undefined)
-          .sort() as Array<ShellRunId>
-        const listings = await Promise.all(
-          shellRunIds.map(async (shellRunId): Promise<ShellRunListing> => {
-            const record = await readShellRun(sessionId, shellRunId)
-            return E.isRight(record) ? { shellRunId, shellRun: record.right } : { shellRunId, error: record.left }
-          }),
-        )
-        return E.right(listings)
-      }),
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId])
+          if (E.isLeft(ids)) return ids
+          const entries = await listDir(context, shellRunsDir(dataDir, sessionId))
+          if (E.isLeft(entries)) return entries
+          const shellRunIds = entries.right
+            // A linked record is listed so that reading it reports the link: it is never dropped.
+            .filter((entry) => entry.isFile() || entry.isSymbolicLink())
+            .map((entry) => SHELL_RUN_FILE.exec(entry.name)?.[1])
+            .filter((id): id is string => id !== undefined)
+            .sort() as Array<ShellRunId>
+          const listings = await Promise.all(
+            shellRunIds.map(async (shellRunId): Promise<ShellRunListing> => {
+              const record = await readShellRun(sessionId, shellRunId)
+              return E.isRight(record) ? { shellRunId, shellRun: record.right } : { shellRunId, error: record.left }
+            }),
+          )
+          return E.right(listings)
+        },
+        () => `list the shell runs of session ${sessionId}`,
+      ),
   }
 }

@@ -143,7 +143,11 @@ export interface EventIdentityMismatch {
 }
 
 /**
- * A filesystem call failed; `code` is the errno name (`EACCES`, `ENOSPC`, …) or `UNKNOWN`.
+ * A filesystem call failed. `operation` is the fs step (`open`, `write`, `append`, `fsync`, `link`,
+ * `rename`, `mkdir`, …), `code` its errno name (`ENOSPC`, `EIO`, `EACCES`, `EROFS`, …, `SHORT_WRITE`
+ * or `UNKNOWN`), `subject` what the store was doing (`create owner.lock of session S`). `message` is
+ * one sentence naming both and never holds a row's values:
+ * `could not create owner.lock of session S: no space left on device (ENOSPC at link)`.
  * @category errors
  */
 export interface IoFailed {
@@ -151,6 +155,23 @@ export interface IoFailed {
   readonly operation: string
   readonly path: string
   readonly code: string
+  readonly subject: string
+  /** The error's own words, e.g. `no space left on device`. */
+  readonly detail: string
+  readonly message: string
+}
+
+/**
+ * An entry below the data directory is a symbolic link (data dir confinement, docs/decisions.md);
+ * nothing was read or written through it. `relativePath` names it inside the data directory.
+ * @category errors
+ */
+export interface SymlinkInDataDir {
+  readonly _tag: 'SymlinkInDataDir'
+  readonly path: string
+  readonly relativePath: string
+  /** True when the link resolves outside the data directory (or cannot be resolved). */
+  readonly leadsOutside: boolean
   readonly message: string
 }
 
@@ -172,6 +193,7 @@ export type StoreError =
   | HighWaterConflict
   | EventIdentityMismatch
   | IoFailed
+  | SymlinkInDataDir
 
 // -------------------------------------------------------------------------------------
 // constructors (not re-exported: the package builds these, callers only read them)
@@ -322,8 +344,61 @@ export const eventIdentityMismatch = (path: string, field: 'sessionId' | 'runId'
  */
 export const ioFailed = (operation: string, path: string, cause: unknown): IoFailed => {
   const code = errnoCode(cause) ?? 'UNKNOWN'
-  const detail = cause instanceof Error ? cause.message : String(cause)
-  return { _tag: 'IoFailed', operation, path, code, message: `${operation} ${path} failed: ${detail}` }
+  return withSubject(
+    { _tag: 'IoFailed', operation, path, code, subject: '', detail: errnoDetail(code, cause), message: '' },
+    `${operation} ${path}`,
+  )
+}
+
+/**
+ * Names what the store was doing when an fs step failed; other errors pass unchanged.
+ * @category constructors
+ */
+export const withSubject = <E extends StoreError>(e: E, subject: string): E =>
+  e._tag === 'IoFailed'
+    ? { ...e, subject, message: `could not ${subject}: ${e.detail} (${e.code} at ${e.operation})` }
+    : e
+
+/**
+ * Builds a `SymlinkInDataDir` error.
+ * @category constructors
+ */
+export const symlinkInDataDir = (path: string, relativePath: string, leadsOutside: boolean): SymlinkInDataDir => ({
+  _tag: 'SymlinkInDataDir',
+  path,
+  relativePath,
+  leadsOutside,
+  message: `${relativePath} in the data directory is a symbolic link${
+    leadsOutside ? ' that leads outside it' : ''
+  }; maka does not follow links inside its data directory`,
+})
+
+// The same words for a real errno and an injected one, without the path node appends.
+const ERRNO_DETAIL: Readonly<Record<string, string>> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EIO: 'input/output error',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EFBIG: 'file too large',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in system',
+  ENOTDIR: 'not a directory',
+  EISDIR: 'is a directory',
+  ELOOP: 'too many levels of symbolic links',
+  ENAMETOOLONG: 'file name too long',
+  ENOENT: 'no such file or directory',
+  EEXIST: 'file already exists',
+  EBUSY: 'resource busy',
+}
+
+const errnoDetail = (code: string, cause: unknown): string => {
+  const known = ERRNO_DETAIL[code]
+  if (known !== undefined) return known
+  const raw = cause instanceof Error ? cause.message : String(cause)
+  // Node's form is "CODE: words, syscall 'path'"; keep the words.
+  return raw.replace(/^[A-Z_]+: /, '').replace(/, \w+ '.*$/, '')
 }
 
 /**

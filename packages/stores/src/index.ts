@@ -4,7 +4,9 @@
  * Every method validates ids before touching the filesystem and returns a `TaskEither` over the
  * `_tag`ged `StoreError` union; nothing throws across this boundary.
  */
-export { makeFileStores, type FileStores } from './makeFileStores.js'
+export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'
+export { nodeStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
+export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'
 export { type RuntimeEventStore, type AppendOptions, type AppendResult } from './RuntimeEventStore.js'
@@ -34,6 +36,7 @@ export {
   type HighWaterConflict,
   type EventIdentityMismatch,
   type IoFailed,
+  type SymlinkInDataDir,
   describeStoreError,
 } from './StoreError.js'
 export {

@@ -6,6 +6,7 @@ import { resolve } from 'node:path'
 import { makeAgentRunStore, type AgentRunStore } from './AgentRunStore.js'
 import { makeClaimStore, type ClaimStore } from './ClaimStore.js'
 import { makeStoreContext } from './internal/durableFs.js'
+import type { StoreFs } from './StoreFs.js'
 import { makeOwnerLockStore, type OwnerLockStore } from './OwnerLockStore.js'
 import { makeRuntimeEventStore, type RuntimeEventStore } from './RuntimeEventStore.js'
 import { makeSessionStore, type SessionStore } from './SessionStore.js'
@@ -27,11 +28,20 @@ export interface FileStores {
 }
 
 /**
+ * Options of `makeFileStores`.
+ * @category models
+ */
+export interface FileStoresOptions {
+  /** The filesystem port; node's by default. Tests pass `makeFaultInjectingFs(nodeStoreFs)`. */
+  readonly fs?: StoreFs
+}
+
+/**
  * Opens the stores of a data directory. Touches nothing on disk until a method runs.
  * @category constructors
  */
-export const makeFileStores = (dataDir: string): FileStores => {
-  const context = makeStoreContext(resolve(dataDir))
+export const makeFileStores = (dataDir: string, options: FileStoresOptions = {}): FileStores => {
+  const context = makeStoreContext(resolve(dataDir), options.fs)
   return {
     dataDir: context.dataDir,
     sessions: makeSessionStore(context),

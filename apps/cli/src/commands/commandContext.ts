@@ -7,6 +7,7 @@ import type { Runtime } from '@maka/executor'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../program.js'
 import { recoveryLine } from '../reportLines.js'
+import { requireRecoveryWritten } from '../writeFailure.js'
 
 /**
  * The data directory a command works on, checked, with stores over it (stores touch nothing until used).
@@ -39,12 +40,14 @@ export const openDataDir = async (globals: GlobalFlags, mode: 'read' | 'write'):
 
 /**
  * Runs the startup recovery pass; repairs go to the verbose log (stdout stays the command's own).
+ * A repair that a failed write left undone stops the command (`WriteFailedError`, exit 1).
  * @category constructors
  */
 export const startupRecovery = async (runtime: Runtime, note: (message: string) => void) => {
   const report = await runtime.recover()
   note(`recovery actions=${report.actions.length}`)
   for (const action of report.actions) note(`recovery ${recoveryLine(action)}`)
+  requireRecoveryWritten(report.actions)
   return report
 }
 

@@ -23,7 +23,7 @@ import { claimPath, type FileStores } from '@maka/stores'
 import { composeRuntime } from '../composeRuntime.js'
 import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummary.js'
 import { ExitCode } from '../ExitCode.js'
-import { checkDataDir } from '../hostInput.js'
+import { checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { DemoFlags, GlobalFlags } from '../program.js'
 import { readProviderChoice } from '../providerChoice.js'
 import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
@@ -244,7 +244,7 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
   const choice = await readProviderChoice(flags.script === undefined ? {} : { script: flags.script })
   const script = choice.kind === 'scripted' && choice.steps !== null ? choice.steps : DEMO_SCRIPT
   const builtin = choice.kind === 'scripted' && choice.steps === null
-  const explicitDataDir = globals.dataDir === undefined ? null : resolve(globals.dataDir)
+  const explicitDataDir = globals.dataDir === undefined ? null : resolveDataDir(globals.dataDir)
   if (explicitDataDir !== null) await checkDataDir(explicitDataDir, 'write')
 
   const root = await mkdtemp(join(tmpdir(), 'maka-demo-'))

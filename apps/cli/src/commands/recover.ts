@@ -1,6 +1,7 @@
 /**
  * `maka recover [--json]`: the startup recovery pass over every session without a live owner,
- * reporting each repair. A data directory that does not exist yet is left uncreated. Exit 0.
+ * reporting each repair. A data directory that does not exist yet is left uncreated. Exit 0, or 1
+ * when a repair could not be written (one stderr line naming the write).
  */
 import type { RecoveryAction } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
@@ -8,6 +9,7 @@ import { ExitCode } from '../ExitCode.js'
 import type { GlobalFlags, JsonFlag } from '../program.js'
 import { providerForRuns } from '../providerChoice.js'
 import { recoveryLine } from '../reportLines.js'
+import { requireRecoveryWritten } from '../writeFailure.js'
 import { openDataDir, say, sayJson } from './commandContext.js'
 
 /**
@@ -30,10 +32,11 @@ export const recover = async (flags: JsonFlag, globals: GlobalFlags): Promise<Ex
   }
   if (flags.json === true) {
     sayJson({ dataDir: dataDir.path, actions })
-    return ExitCode.ok
+  } else {
+    if (actions.length === 0) say('Recovery: nothing to repair.')
+    else say(`Recovery: ${actions.length} action${actions.length === 1 ? '' : 's'}.`)
+    for (const action of actions) say(`- ${recoveryLine(action)}`)
   }
-  if (actions.length === 0) say('Recovery: nothing to repair.')
-  else say(`Recovery: ${actions.length} action${actions.length === 1 ? '' : 's'}.`)
-  for (const action of actions) say(`- ${recoveryLine(action)}`)
+  requireRecoveryWritten(actions)
   return ExitCode.ok
 }

@@ -15,6 +15,7 @@ import type { GlobalFlags, ResumeFlags } from '../program.js'
 import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
+import { failedWriteSentence } from '../writeFailure.js'
 import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
@@ -114,6 +115,14 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     }
     if (result._tag === 'Finished' && result.failureMessage !== undefined) {
       process.stderr.write(`maka: ${result.failureMessage}\n`)
+    }
+    const failedWrite = result._tag === 'Failed' ? failedWriteSentence(result.error) : null
+    if (failedWrite !== null) {
+      const outcome =
+        result._tag === 'Failed' && result.stage === 'run'
+          ? `the continuation run ${result.targetRunId} stopped and recovery will close it`
+          : 'the continuation did not start'
+      process.stderr.write(`maka: ${failedWrite}; ${outcome}.\n`)
     }
     if (json) {
       sayLine({

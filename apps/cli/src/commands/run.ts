@@ -14,6 +14,7 @@ import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../h
 import type { GlobalFlags, RunFlags } from '../program.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
+import { failedWriteSentence } from '../writeFailure.js'
 import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
@@ -57,9 +58,9 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
       process.stderr.write(`${interruptedLine(result.runId)}\n`)
     }
-    if (result._tag === 'Finished' && result.failureMessage !== undefined) {
-      process.stderr.write(`maka: ${result.failureMessage}\n`)
-    }
+    // Every way a turn does not complete gets its one stderr line, whatever stdout's format.
+    const problem = problemLine(result)
+    if (problem !== null) process.stderr.write(`${problem}\n`)
     if (json) {
       sayLine({
         type: 'result',
@@ -70,27 +71,40 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
       })
       return code
     }
-    switch (result._tag) {
-      case 'Finished': {
-        note(`run sessionId=${result.sessionId} runId=${result.runId} status=${result.status}`)
-        const sentence = deniedSentence(denied)
-        say(
-          `${result.status === 'completed' ? style.green(result.status) : style.red(result.status)}${
-            result.failureClass === undefined ? '' : ` (${result.failureClass})`
-          } — session ${result.sessionId}, run ${result.runId}`,
-        )
-        if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
-        return code
-      }
-      case 'Refused':
-        process.stderr.write(`maka: the turn was refused (${result.code}): ${result.message}\n`)
-        return code
-      case 'Interrupted':
-        process.stderr.write(`maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.\n`)
-        return code
+    if (result._tag === 'Finished') {
+      note(`run sessionId=${result.sessionId} runId=${result.runId} status=${result.status}`)
+      const sentence = deniedSentence(denied)
+      say(
+        `${result.status === 'completed' ? style.green(result.status) : style.red(result.status)}${
+          result.failureClass === undefined ? '' : ` (${result.failureClass})`
+        } — session ${result.sessionId}, run ${result.runId}`,
+      )
+      if (sentence !== null) say(style.yellow(`${sentence} Add --yes to allow tools that change the workspace.`))
     }
+    return code
   } finally {
     trap.dispose()
+  }
+}
+
+// The stderr line of a turn that failed, was refused or stopped on a failed write; null when it completed.
+const problemLine = (result: TurnResult): string | null => {
+  switch (result._tag) {
+    case 'Finished':
+      return result.failureMessage === undefined ? null : `maka: ${result.failureMessage}`
+    case 'Refused': {
+      const sentence = failedWriteSentence(result.error)
+      return sentence === null
+        ? `maka: the turn was refused (${result.code}): ${result.message}`
+        : `maka: ${sentence}; the turn did not start.`
+    }
+    case 'Interrupted': {
+      const sentence = failedWriteSentence(result.error)
+      // The turn is not reported finished: its run stays open until recovery closes it.
+      return sentence === null
+        ? `maka: ${result.message} Session ${result.sessionId}, run ${result.runId}.`
+        : `maka: ${sentence}; the run stopped (session ${result.sessionId}, run ${result.runId}) and recovery will close it.`
+    }
   }
 }
 

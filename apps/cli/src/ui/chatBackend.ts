@@ -14,6 +14,7 @@ import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '..
 import { listSessionSummaries } from '../sessionCatalog.js'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
+import { failedWriteSentence } from '../writeFailure.js'
 
 /**
  * A line the screen shows, with how it should look.
@@ -110,7 +111,10 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       if (actions.length === 0) return [{ tone: 'info', text: 'Startup recovery: nothing to repair.' }]
       return [
         { tone: 'info', text: `Startup recovery: ${actions.length} action${actions.length === 1 ? '' : 's'}.` },
-        ...actions.map((action): Notice => ({ tone: 'info', text: `- ${recoveryLine(action)}` })),
+        ...actions.map((action): Notice => ({
+          tone: failedWriteSentence(action.error) === null ? 'info' : 'error',
+          text: `- ${recoveryLine(action)}`,
+        })),
       ]
     },
     submit: async (prompt) => {
@@ -128,9 +132,18 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
                 },
               ]
         case 'Refused':
-          return [{ tone: 'error', text: `The turn was refused: ${result.message}` }]
-        case 'Interrupted':
-          return [{ tone: 'error', text: result.message }]
+          return [
+            { tone: 'error', text: `The turn was refused: ${failedWriteSentence(result.error) ?? result.message}` },
+          ]
+        case 'Interrupted': {
+          const sentence = failedWriteSentence(result.error)
+          return [
+            {
+              tone: 'error',
+              text: sentence === null ? result.message : `${sentence}; the run stopped and recovery will close it.`,
+            },
+          ]
+        }
       }
     },
     resume: async () => {

@@ -330,7 +330,9 @@ export const ioFailure = (operation: string): StoreError => ({
   operation,
   path: '(injected)',
   code: 'EIO',
-  message: `${operation} failed: injected EIO`,
+  subject: operation,
+  detail: 'input/output error',
+  message: `could not ${operation}: input/output error (EIO at ${operation})`,
 })
 
 /** A short name for a row: `terminal completed`, `permission allow`, `continuation start`, `model text`, … */

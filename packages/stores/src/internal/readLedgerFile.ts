@@ -6,11 +6,12 @@
  * It reads what `readFile` would: up to the size `fstat` reported when the file was opened (an
  * append racing with the read is left for the next read), or to EOF when that size is 0.
  */
-import { open, type FileHandle } from 'node:fs/promises'
+import { constants } from 'node:fs'
 import * as E from 'fp-ts/lib/Either.js'
 import { makeLedgerScanner, type LedgerIdentity, type LedgerSnapshot } from '../LedgerSnapshot.js'
 import { ioFailed, notFound } from '../StoreError.js'
-import { isErrno, type Outcome } from './durableFs.js'
+import type { StoreFile } from '../StoreFs.js'
+import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
 
 // Big enough that a read costs far more than the await around it; grown for a longer row.
 const CHUNK_BYTES = 1 << 20
@@ -19,14 +20,14 @@ const CHUNK_BYTES = 1 << 20
  * Reads and scans a ledger: missing → `NotFound`, any other failure → `IoFailed('read')`.
  * @category constructors
  */
-export const readLedgerFile = async (path: string, identity: LedgerIdentity): Outcome<LedgerSnapshot> => {
-  let handle: FileHandle
-  try {
-    handle = await open(path, 'r')
-  } catch (cause) {
-    const failed = ioFailed('read', path, cause)
-    return E.left(isErrno(failed, 'ENOENT') ? notFound(path) : failed)
-  }
+export const readLedgerFile = async (
+  context: StoreContext,
+  path: string,
+  identity: LedgerIdentity,
+): Outcome<LedgerSnapshot> => {
+  const opened = await openConfined(context, 'read', path, constants.O_RDONLY)
+  if (E.isLeft(opened)) return isErrno(opened.left, 'ENOENT') ? E.left(notFound(path)) : opened
+  const handle = opened.right
   try {
     return E.right(await scanHandle(handle, identity))
   } catch (cause) {
@@ -37,7 +38,7 @@ export const readLedgerFile = async (path: string, identity: LedgerIdentity): Ou
   }
 }
 
-const scanHandle = async (handle: FileHandle, identity: LedgerIdentity): Promise<LedgerSnapshot> => {
+const scanHandle = async (handle: StoreFile, identity: LedgerIdentity): Promise<LedgerSnapshot> => {
   const { size } = await handle.stat()
   const scanner = makeLedgerScanner(identity)
   let buffer = Buffer.allocUnsafe(size > 0 ? Math.min(size, CHUNK_BYTES) : CHUNK_BYTES)
