@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   hashTree,
   interruptedSession,
-  json,
+  resumeJson,
   removeScratch,
   runCli,
   runHeaders,
@@ -110,7 +110,7 @@ describe('maka over a ledger it cannot trust', () => {
         flag: true,
       })
       expect(resumed.code).toBe(3)
-      const { plan, result } = json<{ plan: PlanJson; result: { _tag: string } }>(resumed)
+      const { plan, result } = resumeJson<PlanJson>(resumed)
       expect(result._tag).toBe('Parked')
       expect(plan.rejectionReasons).toEqual(['runtime_ledger_unreadable'])
       expect(await sha(ledger)).toBe(before)
@@ -136,7 +136,7 @@ describe('maka over a ledger it cannot trust', () => {
         flag: true,
       })
       expect(resumed.code).toBe(3)
-      const { plan, result } = json<{ plan: PlanJson; result: { _tag: string } }>(resumed)
+      const { plan, result } = resumeJson<PlanJson>(resumed)
       expect(result._tag).toBe('Parked')
       expect(plan.rejectionReasons).toEqual(['runtime_ledger_unreadable'])
       expect(plan.diagnostics.find((d) => d.code === 'runtime_ledger_unreadable')?.detail).toMatchObject({ line })

@@ -6,15 +6,9 @@
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
-import { hashTree, json, removeScratch, runCli, scratch } from './support.js'
+import { hashTree, json, jsonLines, removeScratch, runCli, scratch } from './support.js'
 
 const COMMANDS = [['demo'], ['chat'], ['run'], ['sessions'], ['show'], ['recover'], ['resume'], ['resume', 'plan']]
-
-const ndjson = (stdout: string): ReadonlyArray<Record<string, unknown>> =>
-  stdout
-    .trim()
-    .split('\n')
-    .map((line) => JSON.parse(line) as Record<string, unknown>)
 
 describe('the maka command surface', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>
@@ -75,7 +69,7 @@ describe('the maka command surface', { timeout: 120_000 }, () => {
     it('streams one JSON object per committed event, then one result object', async () => {
       const result = await runCli(['run', '--data-dir', env.dataDir, '--cwd', env.workspace, '--json', 'list'])
       expect(result.code).toBe(0)
-      const lines = ndjson(result.stdout)
+      const lines = jsonLines(result)
       const events = lines.slice(0, -1)
       const last = lines[lines.length - 1]
       expect(events.every((line) => line['type'] === 'event')).toBe(true)
@@ -122,7 +116,7 @@ describe('the maka command surface', { timeout: 120_000 }, () => {
       expect(resumed.stdout).toContain(ParkReasonSentences.resume_candidate_missing)
       const resumedJson = await runCli(['resume', '--data-dir', dataDir, '--json'], { flag: true })
       expect(resumedJson.code).toBe(3)
-      expect(ndjson(resumedJson.stdout).map((line) => line['type'])).toEqual(['plan', 'result'])
+      expect(jsonLines(resumedJson).map((line) => line['type'])).toEqual(['plan', 'result'])
       expect(await hashTree(dataDir)).toBe('absent')
     })
 

@@ -10,6 +10,7 @@ import {
   removeScratch,
   interruptedSession,
   json,
+  jsonLines,
   ledgerRows,
   runCli,
   runHeaders,
@@ -209,10 +210,7 @@ describe('maka commands', { timeout: 120_000 }, () => {
       })
       expect(resumed.code).toBe(0)
       // --json is newline-delimited: the plan, one object per committed event, then the result.
-      const stream = resumed.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      const stream = jsonLines(resumed)
       expect(stream[0]).toMatchObject({ type: 'plan', sessionId: 'cut', plan: { disposition: 'continue' } })
       expect(stream.slice(1, -1).every((line) => line['type'] === 'event')).toBe(true)
       expect(stream.slice(1, -1).map((line) => line['kind'])).toEqual(['continuation_start', 'text', 'terminal'])

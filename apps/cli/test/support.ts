@@ -56,6 +56,21 @@ export const runCli = (
 /** Parses the stdout of a `--json` command. */
 export const json = <A = Record<string, unknown>>(result: CliResult): A => JSON.parse(result.stdout) as A
 
+/** Parses the newline-delimited stdout of `run --json` / `resume --json`: one object per line. */
+export const jsonLines = (result: CliResult): ReadonlyArray<Record<string, unknown>> =>
+  result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+
+/** The `plan` and `result` objects of a `resume --json` stream. */
+export const resumeJson = <P>(result: CliResult): { readonly plan: P; readonly result: { readonly _tag: string } } => {
+  const lines = jsonLines(result)
+  const plan = lines.find((line) => line['type'] === 'plan')?.['plan'] as P
+  const outcome = lines.find((line) => line['type'] === 'result')?.['result'] as { readonly _tag: string }
+  return { plan, result: outcome }
+}
+
 const made: Array<string> = []
 
 /** Removes every temp dir made by `scratch` or handed to `removeLater` (call it in `afterAll`). */
