@@ -242,6 +242,20 @@ describe('maka commands', () => {
       expect(second.stdout).toContain('nothing to repair')
     })
 
+    it('recovers only the session a scoped command works on; recover repairs the rest', async () => {
+      await interruptedSession(env.dataDir, env.workspace, 'scope-a', env.root)
+      await interruptedSession(env.dataDir, env.workspace, 'scope-b', env.root)
+
+      const planned = await runCli(['resume', 'plan', ...data, '--session', 'scope-a', '--json'], { flag: true })
+
+      expect(planned.code).toBe(0)
+      expect((await runHeaders(env.dataDir, 'scope-a'))[0]).toMatchObject({ status: 'failed' })
+      expect((await runHeaders(env.dataDir, 'scope-b'))[0]).toMatchObject({ status: 'running' })
+      const all = await runCli(['recover', ...data, '--json'])
+      const { actions } = json<{ actions: ReadonlyArray<Record<string, unknown>> }>(all)
+      expect(actions).toEqual([expect.objectContaining({ sessionId: 'scope-b', action: 'recovered_terminal' })])
+    })
+
     it('plans the most recent session when --session is left out', async () => {
       await interruptedSession(env.dataDir, env.workspace, 'zlatest', env.root)
       const result = await runCli(['resume', 'plan', ...data, '--json'], { flag: true })

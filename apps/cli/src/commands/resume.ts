@@ -57,7 +57,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
       },
     },
   })
-  await startupRecovery(runtime, workspace.note)
+  await startupRecovery(runtime, workspace.note, [sessionId])
   const plan = await runtime.plan({ sessionId })
   if (plan.disposition !== 'continue') {
     if (json) sayJson({ sessionId, plan, result: { _tag: 'Parked' }, events })

@@ -31,7 +31,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     permissionMode: 'deny',
     verbose: workspace.verbose,
   })
-  if (flags.recover) await startupRecovery(runtime, workspace.note)
+  if (flags.recover) await startupRecovery(runtime, workspace.note, [sessionId])
   const plan = await runtime.plan({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
   if (flags.json === true) sayJson(plan)
   else {
