@@ -1,6 +1,7 @@
 /**
  * Every command's exit codes and `--json` output, on real data dirs made by the built CLI itself.
  */
+import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -200,6 +201,17 @@ describe('maka commands', () => {
         'workspaceIdentity',
       ])
       expect(plan['disposition']).toBe('continue')
+      // The history is printed once: the source segment is a reference to the tail of runtimeContext.
+      const history = continuation['runtimeContext'] as ReadonlyArray<{ readonly runId: string }>
+      const own = history.filter((event) => event.runId === plan['sourceRunId'])
+      expect(own.length).toBeGreaterThan(0)
+      expect(continuation['sourceRuntimeContext']).toEqual({
+        runtimeContextOffset: history.length - own.length,
+        count: own.length,
+        sha256: createHash('sha256')
+          .update(own.map((event) => `${JSON.stringify(event)}\n`).join(''))
+          .digest('hex'),
+      })
       const [source] = await runHeaders(env.dataDir, 'cut')
       expect(source).toMatchObject({ status: 'failed', failureClass: 'app_restarted' })
 

@@ -12,7 +12,8 @@ import type { GlobalFlags, ResumeFlags } from '../program.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
-import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
+import { writePlanJson } from '../planJson.js'
+import { openDataDir, say, startupRecovery } from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
 /**
@@ -60,7 +61,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   await startupRecovery(runtime, workspace.note, [sessionId])
   const plan = await runtime.plan({ sessionId })
   if (plan.disposition !== 'continue') {
-    if (json) sayJson({ sessionId, plan, result: { _tag: 'Parked' }, events })
+    if (json) await writePlanJson(process.stdout, { sessionId, plan, result: { _tag: 'Parked' }, events })
     else {
       say(`Cannot resume session ${sessionId}:`)
       for (const line of planLines(plan, style)) say(`  ${line}`)
@@ -73,7 +74,13 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     )
   }
   const result = await runtime.execute(plan)
-  if (json) sayJson({ sessionId, plan, result: result._tag === 'Parked' ? { _tag: 'Parked' } : result, events })
+  if (json)
+    await writePlanJson(process.stdout, {
+      sessionId,
+      plan,
+      result: result._tag === 'Parked' ? { _tag: 'Parked' } : result,
+      events,
+    })
   else for (const line of continuationResultLines(result, style)) say(line)
   return exitCodeOf(result)
 }

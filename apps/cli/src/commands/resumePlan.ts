@@ -10,7 +10,8 @@ import type { GlobalFlags, ResumePlanFlags } from '../program.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
-import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
+import { writePlanJson } from '../planJson.js'
+import { openDataDir, say, startupRecovery } from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
 /**
@@ -33,7 +34,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   })
   if (flags.recover) await startupRecovery(runtime, workspace.note, [sessionId])
   const plan = await runtime.plan({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
-  if (flags.json === true) sayJson(plan)
+  if (flags.json === true) await writePlanJson(process.stdout, plan)
   else {
     say(`Plan for session ${sessionId}:`)
     for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
