@@ -91,17 +91,26 @@ export const writePlanJson = async (sink: JsonSink, value: unknown): Promise<voi
     await emit(rest.slice(0, at))
     const offset = sourceOffset(c)
     const hash = createHash('sha256')
+    // Hashed a batch of lines at a time: one update per line costs more than the digest itself.
+    let hashing = ''
     const events = c.runtimeContext
     if (events.length === 0) await emit('[]')
     else {
       await emit('[\n')
       for (let i = 0; i < events.length; i += 1) {
         const line = JSON.stringify(events[i])
-        if (i >= offset) hash.update(`${line}\n`)
+        if (i >= offset) {
+          hashing += `${line}\n`
+          if (hashing.length >= CHUNK_CHARS) {
+            hash.update(hashing)
+            hashing = ''
+          }
+        }
         await emit(`${indent}  ${line}${i === events.length - 1 ? '\n' : ',\n'}`)
       }
       await emit(`${indent}]`)
     }
+    hash.update(hashing)
     rest = rest.slice(at + JSON.stringify(HISTORY).length)
     const reference: SourceContextReference = {
       runtimeContextOffset: offset,
