@@ -14,7 +14,25 @@ import { build } from 'esbuild'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 rmSync(join(root, 'dist', 'chunks'), { recursive: true, force: true })
 
+// fp-ts and io-ts ship an ES-module build beside their CommonJS one. Bundling the ES modules lets
+// esbuild link their functions directly; the CommonJS interop would put a getter in front of every
+// `E.isLeft` on the hot paths of reading and planning.
+const preferEsModules = {
+  name: 'prefer-es-modules',
+  setup(plugin) {
+    const commonJs = /^(fp-ts|io-ts)(\/lib\/.+)?$/
+    plugin.onResolve({ filter: commonJs }, async (args) => {
+      if (args.pluginData === 'rewritten') return undefined
+      const [, pkg, lib] = commonJs.exec(args.path)
+      const rest = lib === undefined ? '/index' : lib.slice('/lib'.length)
+      const target = `${pkg}/es6${rest.endsWith('.js') ? rest : `${rest}.js`}`
+      return plugin.resolve(target, { resolveDir: args.resolveDir, kind: args.kind, pluginData: 'rewritten' })
+    })
+  },
+}
+
 await build({
+  plugins: [preferEsModules],
   absWorkingDir: root,
   entryPoints: { bin: 'src/bin.ts' },
   outdir: 'dist',

@@ -2,12 +2,11 @@
  * The JSON a command prints when its output holds a plan (decisions.md, "the plan JSON carries the
  * history once"). A continuation's `runtimeContext` is printed in full, one compact event per line,
  * and its `sourceRuntimeContext` — always the tail of `runtimeContext` — as a reference into it:
- * `{ runtimeContextOffset, count, sha256 }`, the digest taken over the segment's lines as printed.
+ * `{ runtimeContextOffset, count }`, the events `runtimeContext[offset .. offset + count)`.
  *
  * The output is written a chunk at a time and waits for the stream to drain, so a million-event
  * history never becomes one string (V8 caps a string at ~512 MiB) and memory stays at one chunk.
  */
-import { createHash } from 'node:crypto'
 import type { RuntimeEvent } from '@maka/events'
 
 /**
@@ -18,8 +17,6 @@ export interface SourceContextReference {
   /** Index in `runtimeContext` of the segment's first event. */
   readonly runtimeContextOffset: number
   readonly count: number
-  /** sha256 (hex) over the segment's events, each as compact JSON plus `\n`, as printed. */
-  readonly sha256: string
 }
 
 /**
@@ -90,35 +87,23 @@ export const writePlanJson = async (sink: JsonSink, value: unknown): Promise<voi
     const indent = ' '.repeat(rest.slice(lineStart).search(/\S/))
     await emit(rest.slice(0, at))
     const offset = sourceOffset(c)
-    const hash = createHash('sha256')
-    // Hashed a batch of lines at a time: one update per line costs more than the digest itself.
-    let hashing = ''
     const events = c.runtimeContext
     if (events.length === 0) await emit('[]')
     else {
       await emit('[\n')
       for (let i = 0; i < events.length; i += 1) {
         const line = JSON.stringify(events[i])
-        if (i >= offset) {
-          hashing += `${line}\n`
-          if (hashing.length >= CHUNK_CHARS) {
-            hash.update(hashing)
-            hashing = ''
-          }
-        }
         await emit(`${indent}  ${line}${i === events.length - 1 ? '\n' : ',\n'}`)
       }
       await emit(`${indent}]`)
     }
-    hash.update(hashing)
     rest = rest.slice(at + JSON.stringify(HISTORY).length)
     const reference: SourceContextReference = {
       runtimeContextOffset: offset,
       count: c.sourceRuntimeContext.length,
-      sha256: hash.digest('hex'),
     }
     const marker = rest.indexOf(JSON.stringify(REFERENCE))
-    // The reference is filled in after the history is hashed, so it must come after it.
+    // The reference is filled in once the history is written, so it must come after it.
     if (marker === -1) throw new Error('sourceRuntimeContext must follow runtimeContext')
     const referenceJson = JSON.stringify(reference, null, 2).replace(/\n/g, `\n${indent}`)
     rest = `${rest.slice(0, marker)}${referenceJson}${rest.slice(marker + JSON.stringify(REFERENCE).length)}`
