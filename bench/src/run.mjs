@@ -18,7 +18,7 @@
  * it is a report — unless `--check` is given and a target is missed.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -195,6 +195,10 @@ const verdicts = (report) => {
       name: `resume ${l.events} events, time vs floor (report only)`,
       value: Number(ratio(r.medianMs, f.medianMs).toFixed(3)),
     })
+    out.push({
+      name: `floor ${l.events} events, peak RSS vs ledger bytes (report only)`,
+      value: Number(ratio(f.medianRssBytes, l.ledgerBytes).toFixed(3)),
+    })
   }
   if (report.tree !== undefined) {
     const r = report.tree.results
@@ -240,6 +244,8 @@ const main = () => {
   report.targets = verdicts(report)
   mkdirSync(resultsDir, { recursive: true })
   const file = join(resultsDir, options.label === 'after' ? 'latest.json' : `${options.label}.json`)
+  // The run before stays beside it, so two consecutive runs can be compared.
+  if (options.label === 'after' && existsSync(file)) renameSync(file, join(resultsDir, 'previous.json'))
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
   printReport(report)
   process.stderr.write(`\nwrote ${file}\n`)
@@ -286,43 +292,50 @@ const tableRows = (report) => {
   return rows
 }
 
-// docs/performance.md: the "before" report (if recorded) beside the latest one, between markers.
+// docs/performance.md: the latest report and, when recorded, the "before" one, between markers.
+const reportSection = (title, report) => [
+  `### ${title}`,
+  '',
+  `${report.date}, ${report.quick ? 'quick mode, ' : ''}${report.reps} repetitions, ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, load average ${report.loadAverageAtStart.join(' ')} at start and ${report.loadAverageAtEnd.join(' ')} at the end; CLI \`${relativeCli(report.cli)}\`.`,
+  '',
+  '| what | median | min | peak RSS (median) |',
+  '| --- | --- | --- | --- |',
+  ...tableRows(report).map((r) => `| ${r.join(' | ')} |`),
+  '',
+  '| target | value | limit | met |',
+  '| --- | --- | --- | --- |',
+  ...report.targets.map(
+    (t) =>
+      `| ${t.name} | ${t.value} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
+  ),
+  '',
+]
+
+const relativeCli = (path) => (path.startsWith(repoRoot) ? path.slice(repoRoot.length + 1) : path)
+
 const writePerformanceDoc = () => {
-  const latestPath = join(resultsDir, 'latest.json')
-  if (!existsSync(latestPath)) return null
-  const latest = JSON.parse(readFileSync(latestPath, 'utf8'))
-  const beforePath = join(resultsDir, 'before.json')
-  const before = existsSync(beforePath) ? JSON.parse(readFileSync(beforePath, 'utf8')) : null
   const docPath = join(repoRoot, 'docs', 'performance.md')
-  const beforeRows = new Map((before === null ? [] : tableRows(before)).map((r) => [r[0], r]))
-  const lines = [
+  const sections = []
+  for (const [title, file] of [
+    ['Latest run', 'latest.json'],
+    ['Previous run', 'previous.json'],
+    ['Before (main before issue 11)', 'before.json'],
+  ]) {
+    const path = join(resultsDir, file)
+    if (existsSync(path)) sections.push(...reportSection(title, JSON.parse(readFileSync(path, 'utf8'))))
+  }
+  if (sections.length === 0 || !existsSync(docPath)) return null
+  const block = [
     '<!-- bench:start (written by `pnpm bench`; edit outside the markers) -->',
-    `Latest run: ${latest.date}, ${latest.quick ? 'quick mode, ' : ''}${latest.reps} repetitions, ${latest.machine.cpus} × ${latest.machine.cpuModel}, ${latest.machine.memoryGiB} GiB, Node ${latest.machine.node}, load average ${latest.loadAverageAtStart.join(' ')} at start.`,
-    before === null
-      ? ''
-      : `Before: ${before.date}, ${before.quick ? 'quick mode, ' : ''}${before.reps} repetitions, Node ${before.machine.node}, load average ${before.loadAverageAtStart.join(' ')} at start (\`${before.cli}\`).`,
     '',
-    '| what | median | min | peak RSS (median) | before: median | before: peak RSS |',
-    '| --- | --- | --- | --- | --- | --- |',
-    ...tableRows(latest).map((r) => {
-      const b = beforeRows.get(r[0])
-      return `| ${r[0]} | ${r[1]} | ${r[2]} | ${r[3]} | ${b?.[1] ?? '—'} | ${b?.[3] ?? '—'} |`
-    }),
-    '',
-    '| target | value | limit | met |',
-    '| --- | --- | --- | --- |',
-    ...latest.targets.map(
-      (t) =>
-        `| ${t.name} | ${t.value} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
-    ),
+    ...sections,
     '<!-- bench:end -->',
-  ]
-  const block = lines.join('\n')
-  const current = existsSync(docPath)
-    ? readFileSync(docPath, 'utf8')
-    : '# Performance\n\n<!-- bench:start -->\n<!-- bench:end -->\n'
-  const replaced = current.replace(/<!-- bench:start[\s\S]*?<!-- bench:end -->/, block)
-  writeFileSync(docPath, replaced)
+  ].join('\n')
+  const current = readFileSync(docPath, 'utf8')
+  writeFileSync(docPath, current.replace(/<!-- bench:start[\s\S]*?<!-- bench:end -->/, block))
+  // The repository checks formatting, so the generated tables are laid out as prettier would.
+  const prettier = join(repoRoot, 'node_modules', '.bin', 'prettier')
+  if (existsSync(prettier)) spawnSync(prettier, ['--write', docPath], { stdio: 'ignore' })
   return docPath
 }
 
