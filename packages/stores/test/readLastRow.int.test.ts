@@ -28,7 +28,9 @@ const givenLedger = async (bytes: Buffer | null): Promise<FileStores> => {
 }
 
 const rows = referenceLedger()
+const first = rows[0]
 const last = rows[rows.length - 1]
+if (first === undefined || last === undefined) throw new Error('the reference ledger is empty')
 
 describe('RuntimeEventStore.readLastRow', () => {
   describe('when the ledger ends with a committed row', () => {
@@ -44,7 +46,7 @@ describe('RuntimeEventStore.readLastRow', () => {
     })
 
     it('reads a one-row ledger from the start of the file', async () => {
-      const stores = await givenLedger(rowBytes(rows[0]!))
+      const stores = await givenLedger(rowBytes(first))
       expect(await value(stores.events.readLastRow(sessionId, runId))).toEqual(rows[0])
     })
   })
@@ -58,19 +60,17 @@ describe('RuntimeEventStore.readLastRow', () => {
     it('answers null for a last row that is not the exact shape, another run’s, or longer than the tail', async () => {
       const bad = Buffer.from('{"id":"x"}\n')
       expect(
-        await value((await givenLedger(Buffer.concat([rowBytes(rows[0]!), bad]))).events.readLastRow(sessionId, runId)),
+        await value((await givenLedger(Buffer.concat([rowBytes(first), bad]))).events.readLastRow(sessionId, runId)),
       ).toBeNull()
-      const foreign = rowBytes({ ...last!, runId: 'run-other' as typeof last.runId })
+      const foreign = rowBytes({ ...last, runId: 'run-other' as typeof last.runId })
       expect(
         await value(
-          (await givenLedger(Buffer.concat([rowBytes(rows[0]!), foreign]))).events.readLastRow(sessionId, runId),
+          (await givenLedger(Buffer.concat([rowBytes(first), foreign]))).events.readLastRow(sessionId, runId),
         ),
       ).toBeNull()
-      const long = rowBytes({ ...last!, content: { kind: 'text', text: 'x'.repeat(40_000) } } as typeof last)
+      const long = rowBytes({ ...last, content: { kind: 'text', text: 'x'.repeat(40_000) } } as typeof last)
       expect(
-        await value(
-          (await givenLedger(Buffer.concat([rowBytes(rows[0]!), long]))).events.readLastRow(sessionId, runId),
-        ),
+        await value((await givenLedger(Buffer.concat([rowBytes(first), long]))).events.readLastRow(sessionId, runId)),
       ).toBeNull()
     })
 
