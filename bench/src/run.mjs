@@ -145,6 +145,8 @@ const treeGroup = () => {
       name: 'resumePlanSingle',
       args: cli('resume', 'plan', '--session', t.sessionId, '--json', '--data-dir', t.single),
     },
+    // The same plan without --session, so the most recent session is picked (report only).
+    { name: 'resumePlanPicked', args: cli('resume', 'plan', '--json', '--data-dir', t.tree) },
   ])
   return { sessions: treeSessions, runsPerSession: 3, results }
 }
@@ -208,6 +210,10 @@ const verdicts = (report) => {
       ratio(r.resumePlanTree.medianMs, r.resumePlanSingle.medianMs),
       1.5,
     )
+    out.push({
+      name: `resume plan, most recent session picked in ${report.tree.sessions}, vs that session alone (report only)`,
+      value: Number(ratio(r.resumePlanPicked.medianMs, r.resumePlanSingle.medianMs).toFixed(3)),
+    })
   }
   if (report.cold !== undefined) {
     const base = report.cold.results['node -e 0'].medianMs

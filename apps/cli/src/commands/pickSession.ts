@@ -4,9 +4,9 @@
  */
 import { BadInputError } from '../ExitCode.js'
 import { requireSession } from '../hostInput.js'
-import { mostRecentSessionId } from '../sessionCatalog.js'
+import * as E from 'fp-ts/lib/Either.js'
+import { findMostRecentSession } from '../sessionCatalog.js'
 import type { Workspace } from './commandContext.js'
-import { readSummaries } from './sessions.js'
 
 /**
  * The session id to resume or plan.
@@ -17,7 +17,13 @@ export const pickSession = async (workspace: Workspace, sessionFlag: string | un
     await requireSession(workspace.stores, workspace.dataDir, sessionFlag)
     return sessionFlag
   }
-  const latest = mostRecentSessionId(await readSummaries(workspace))
+  const found = workspace.dataDir.exists ? await findMostRecentSession(workspace.stores) : E.right(undefined)
+  if (E.isLeft(found)) {
+    throw new BadInputError(
+      `The sessions of the data directory ${workspace.dataDir.path} cannot be listed (${found.left}).`,
+    )
+  }
+  const latest = found.right
   if (latest === undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
   return latest
 }
