@@ -39,17 +39,21 @@ const isContinuation = (value: unknown): value is ContinuationLike =>
   Array.isArray((value as Partial<ContinuationLike>).runtimeContext) &&
   Array.isArray((value as Partial<ContinuationLike>).sourceRuntimeContext)
 
-// Markers that cannot occur in JSON text (a raw NUL is always escaped by JSON.stringify).
-const HISTORY = '\u0000history\u0000'
-const REFERENCE = '\u0000reference\u0000'
+// A marker that cannot occur in JSON text (a raw NUL is always escaped by JSON.stringify).
+const marker = (n: number): string => JSON.stringify(`\u0000stream ${n}\u0000`)
 const CHUNK_CHARS = 1 << 16
 
-const sourceOffset = (c: ContinuationLike): number => {
+// The planner builds runtimeContext as the ancestors' segments followed by the source's own, so the
+// source segment is its tail; should it ever not be, it is printed in full instead of referenced.
+const tailReference = (c: ContinuationLike): SourceContextReference | null => {
   const offset = c.runtimeContext.length - c.sourceRuntimeContext.length
-  // The planner builds runtimeContext as the ancestors' segments followed by the source's own.
-  const isTail = offset >= 0 && c.sourceRuntimeContext.every((event, i) => c.runtimeContext[offset + i] === event)
-  if (!isTail) throw new Error('sourceRuntimeContext is not the tail of runtimeContext')
-  return offset
+  if (offset < 0) return null
+  for (let i = 0; i < c.sourceRuntimeContext.length; i += 1) {
+    const own = c.sourceRuntimeContext[i]
+    const there = c.runtimeContext[offset + i]
+    if (own !== there && (own?.runId !== there?.runId || own?.id !== there?.id)) return null
+  }
+  return { runtimeContextOffset: offset, count: c.sourceRuntimeContext.length }
 }
 
 /**
@@ -57,14 +61,22 @@ const sourceOffset = (c: ContinuationLike): number => {
  * @category constructors
  */
 export const writePlanJson = async (sink: JsonSink, value: unknown): Promise<void> => {
-  const continuations: Array<ContinuationLike> = []
+  const streams: Array<ReadonlyArray<RuntimeEvent>> = []
+  const stream = (events: ReadonlyArray<RuntimeEvent>): string => {
+    streams.push(events)
+    return `\u0000stream ${streams.length - 1}\u0000`
+  }
   // The skeleton is small: each history is a marker, filled in while writing.
   const skeleton = JSON.stringify(
     value,
     (_key, v: unknown) => {
       if (!isContinuation(v)) return v
-      continuations.push(v)
-      return { ...v, runtimeContext: HISTORY, sourceRuntimeContext: REFERENCE }
+      const reference = tailReference(v)
+      return {
+        ...v,
+        runtimeContext: stream(v.runtimeContext),
+        sourceRuntimeContext: reference ?? stream(v.sourceRuntimeContext),
+      }
     },
     2,
   )
@@ -81,32 +93,20 @@ export const writePlanJson = async (sink: JsonSink, value: unknown): Promise<voi
   }
 
   let rest = skeleton
-  for (const c of continuations) {
-    const at = rest.indexOf(JSON.stringify(HISTORY))
+  for (const [n, events] of streams.entries()) {
+    const at = rest.indexOf(marker(n))
     const lineStart = rest.lastIndexOf('\n', at) + 1
     const indent = ' '.repeat(rest.slice(lineStart).search(/\S/))
     await emit(rest.slice(0, at))
-    const offset = sourceOffset(c)
-    const events = c.runtimeContext
     if (events.length === 0) await emit('[]')
     else {
       await emit('[\n')
       for (let i = 0; i < events.length; i += 1) {
-        const line = JSON.stringify(events[i])
-        await emit(`${indent}  ${line}${i === events.length - 1 ? '\n' : ',\n'}`)
+        await emit(`${indent}  ${JSON.stringify(events[i])}${i === events.length - 1 ? '\n' : ',\n'}`)
       }
       await emit(`${indent}]`)
     }
-    rest = rest.slice(at + JSON.stringify(HISTORY).length)
-    const reference: SourceContextReference = {
-      runtimeContextOffset: offset,
-      count: c.sourceRuntimeContext.length,
-    }
-    const marker = rest.indexOf(JSON.stringify(REFERENCE))
-    // The reference is filled in once the history is written, so it must come after it.
-    if (marker === -1) throw new Error('sourceRuntimeContext must follow runtimeContext')
-    const referenceJson = JSON.stringify(reference, null, 2).replace(/\n/g, `\n${indent}`)
-    rest = `${rest.slice(0, marker)}${referenceJson}${rest.slice(marker + JSON.stringify(REFERENCE).length)}`
+    rest = rest.slice(at + marker(n).length)
   }
   await emit(`${rest}\n`)
   await flush()

@@ -96,3 +96,14 @@ describe('writePlanJson', () => {
     })
   })
 })
+
+describe('writePlanJson, when the source segment is not the tail of the history', () => {
+  it('prints it in full rather than a reference that would be wrong', async () => {
+    const sink = slowSink(Number.POSITIVE_INFINITY)
+    const odd = { ...plan.continuation, runtimeContext: [...own, ...older], sourceRuntimeContext: own }
+    await writePlanJson(sink, { continuation: odd })
+    const parsed = JSON.parse(sink.chunks.join('')) as { continuation: Record<string, unknown> }
+    expect(parsed.continuation['runtimeContext']).toEqual([...own, ...older])
+    expect(parsed.continuation['sourceRuntimeContext']).toEqual(own)
+  })
+})
