@@ -97,11 +97,11 @@ const mapBounded = async <A, B>(
 /**
  * Builds the recovery pass over the given sessions (all sessions of the data dir by default).
  *
- * Its cost follows what needs repair: each session is first surveyed without its lock from small
- * files only — shell-run records, claims, run headers, and the last row of each terminal run's
- * ledger (decisions.md, "recovery surveys before it locks"). A session where nothing can need a
- * write is never locked and no ledger of it is read whole; the others are locked, surveyed again
- * under the lock, and repaired exactly as before.
+ * Its cost follows what needs repair: a session whose owner is alive is skipped; any other is first
+ * surveyed without its lock from small files only — shell-run records, claims, run headers, and the
+ * last row of each terminal run's ledger (decisions.md, "recovery surveys before it locks"). A
+ * session where nothing can need a write is never locked and no ledger of it is read whole; the
+ * others are locked, surveyed again under the lock, and repaired exactly as before.
  * @category constructors
  */
 export const makeStartupRecovery = (
@@ -111,23 +111,21 @@ export const makeStartupRecovery = (
   const nowIso = () => clock().toISOString() as IsoTimestamp
 
   const recoverSession = async (sessionId: string): Promise<ReadonlyArray<RecoveryAction>> => {
-    const survey = await surveySession(sessionId)
-    if (!survey.needsRepair) return survey.notes
-    const actions: Array<RecoveryAction> = []
+    // A session with a live owner is skipped whatever it holds: its files are that process's to write.
     const lock = await run(stores.ownerLocks.read(sessionId))
     if (E.isLeft(lock)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `owner.lock is unreadable: ${lock.left._tag}` })
-      return actions
+      return [{ sessionId, action: 'session_skipped', detail: `owner.lock is unreadable: ${lock.left._tag}` }]
     }
     if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
-      actions.push({ sessionId, action: 'session_skipped', detail: 'another live process owns the session' })
-      return actions
+      return [{ sessionId, action: 'session_skipped', detail: 'another live process owns the session' }]
     }
+    const survey = await surveySession(sessionId)
+    if (!survey.needsRepair) return survey.notes
     const owned = await acquireOwnership(sessionId)
     if (E.isLeft(owned)) {
-      actions.push({ sessionId, action: 'session_skipped', detail: `could not take ownership: ${owned.left._tag}` })
-      return actions
+      return [{ sessionId, action: 'session_skipped', detail: `could not take ownership: ${owned.left._tag}` }]
     }
+    const actions: Array<RecoveryAction> = []
     try {
       // Surveyed again under the lock: what was seen before it may have changed.
       await recoverShellRuns(sessionId, actions, 'repair')
