@@ -70,7 +70,7 @@ const run = async <A>(task: () => Promise<E.Either<StoreError, A>>): Promise<E.E
 // busy, few enough that file descriptors and memory stay bounded on a large data dir.
 const SESSION_CONCURRENCY = 16
 
-/** What a survey found to repair in one session, and what it only reports. */
+/** Whether a session needs a write, and what its survey only reports. */
 interface Survey {
   readonly notes: ReadonlyArray<RecoveryAction>
   readonly needsRepair: boolean
