@@ -1,6 +1,6 @@
 /**
  * The JSON a command prints when its output holds a plan (decisions.md, "the plan JSON carries the
- * history once"). A continuation's `runtimeContext` is printed in full, compact, up to 64 events per line,
+ * history once"). A continuation's `runtimeContext` is printed in full, compact, 64 events a line,
  * and its `sourceRuntimeContext` — always the tail of `runtimeContext` — as a reference into it:
  * `{ runtimeContextOffset, count }`, the events `runtimeContext[offset .. offset + count)`.
  *
