@@ -1,180 +1,348 @@
 /**
- * `pnpm bench`: the speed and memory targets of maka-resume, measured on the built packages.
+ * `pnpm bench`: the CLI commands a user runs, timed end to end as separate processes against their
+ * floors, in the same run and interleaved (repetition i runs every variant of a group before
+ * repetition i + 1 starts, in a rotating order), so load on a shared machine hits both sides.
  *
- *   node --expose-gc src/run.mjs [--events N] [--runs R] [--check]
+ *   node src/run.mjs [--quick] [--reps N] [--cli PATH] [--label after|before] [--check]
  *
- * For 100k events and N events (default 1,000,000) it writes a realistic ledger into a temp dir,
- * then measures in fresh child processes (best of R runs for time, worst of R for memory):
- *   baseline-keep     readFile + JSON.parse of every line, rows kept in an array  ← the target's baseline
- *   baseline-discard  the same, each row dropped once parsed (reported only)
- *   store-plan        makeFileStores(dir).events.read(...) then planContinuation(...)
- * Targets (foundation issue): store-plan time ≤ 1.5 × baseline-keep; store-plan peak RSS growth
- * ≤ 2 × the ledger's bytes. It also times CLI startup (report only). Exit code 0 — it is a report —
- * unless `--check` is given and a target is missed.
+ * Groups (sizes in --quick mode in brackets):
+ *   ledger  `resume plan --json` and `resume` at 10k / 100k / 1M events [2k / 20k] against a node
+ *           script that reads the ledger and JSON.parses every line
+ *   tree    `recover` on 10,000 sessions × 3 runs [500] against a recursive walk that reads and
+ *           parses every file of the tree; `resume plan --session X --json` on that tree against
+ *           the same command on a data dir holding only session X
+ *   cold    every command on a tiny data dir against `node -e 0`
+ * Each variant: ≥ 5 repetitions [3], wall time median and min, peak RSS (`/usr/bin/time`'s
+ * maximum resident set size) median. Writes `results/<label>.json` (`latest.json` for the
+ * default label `after`) and, when both exist, the table in `docs/performance.md`. Exit code 0 —
+ * it is a report — unless `--check` is given and a target is missed.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { writeBenchLedger } from './ledger.mjs'
+import { ledgerFixture, treeFixture, undoResume, workspace, TARGET_RUN } from './fixtures.mjs'
 
-const TIME_TARGET = 1.5
-const MEMORY_TARGET = 2
-// The targets are stated at 1M events; below that, V8's fixed heap overhead (~50 MB of young
-// generation and code) dominates peak RSS, so smaller runs are shown for information only.
-const TARGET_EVENTS = 1_000_000
+const here = dirname(fileURLToPath(import.meta.url))
+const repoRoot = resolve(here, '..', '..')
+const resultsDir = join(here, '..', 'results')
 
 const parseArgs = (argv) => {
-  const options = { events: 1_000_000, runs: 3, check: false }
+  const options = {
+    quick: false,
+    reps: undefined,
+    cli: join(repoRoot, 'apps/cli/dist/bin.js'),
+    label: 'after',
+    check: false,
+    only: undefined,
+  }
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]
-    if (arg === '--check') options.check = true
-    else if (arg === '--events' || arg === '--runs') {
-      const n = Number(argv[++i])
-      if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${arg} needs a positive integer`)
-      options[arg.slice(2)] = n
-    } else throw new Error(`unknown option ${arg} (use --events N, --runs R, --check)`)
+    if (arg === '--quick') options.quick = true
+    else if (arg === '--check') options.check = true
+    else if (arg === '--reps') options.reps = Number(argv[++i])
+    else if (arg === '--cli') options.cli = resolve(argv[++i])
+    else if (arg === '--label') options.label = argv[++i]
+    else if (arg === '--only') options.only = argv[++i].split(',')
+    else if (arg === '--events') options.events = argv[++i].split(',').map(Number)
+    else if (arg === '--sessions') options.sessions = Number(argv[++i])
+    else if (arg === '--') continue
+    else
+      throw new Error(`unknown option ${arg} (use --quick, --reps N, --cli PATH, --label NAME, --only GROUPS, --check)`)
   }
+  if (options.reps !== undefined && (!Number.isSafeInteger(options.reps) || options.reps < 1)) {
+    throw new Error('--reps needs a positive integer')
+  }
+  options.reps ??= options.quick ? 3 : 5
   return options
 }
 
-const here = dirname(fileURLToPath(import.meta.url))
-const probe = join(here, 'probe.mjs')
+const options = parseArgs(process.argv.slice(2))
+const sizes = options.events ?? (options.quick ? [2_000, 20_000] : [10_000, 100_000, 1_000_000])
+const treeSessions = options.sessions ?? (options.quick ? 500 : 10_000)
+const devNull = openSync('/dev/null', 'w')
+const timeBin = existsSync('/usr/bin/time') ? '/usr/bin/time' : null
+const rssFile = join(mkdtempSync(join(tmpdir(), 'maka-bench-rss-')), 'rss')
+const env = { ...process.env, MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1', NO_COLOR: '1' }
+delete env.MAKA_HOME
 
-const runProbe = (variant, dataDir) => {
-  const child = spawnSync(process.execPath, ['--expose-gc', probe, variant, dataDir], {
-    encoding: 'utf8',
-    maxBuffer: 1 << 20,
+// One process, timed from spawn to exit; stdout goes to /dev/null, stderr is kept for errors.
+const runOnce = (args, expectCodes) => {
+  const argv =
+    timeBin === null ? [process.execPath, ...args] : [timeBin, '-f', '%M', '-o', rssFile, process.execPath, ...args]
+  const started = process.hrtime.bigint()
+  const child = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', devNull, 'pipe'], env, maxBuffer: 1 << 24 })
+  const ms = Number(process.hrtime.bigint() - started) / 1e6
+  if (!expectCodes.includes(child.status)) {
+    throw new Error(`${args.join(' ')} exited ${child.status}: ${String(child.stderr).slice(0, 2000)}`)
+  }
+  const rssKb = timeBin === null ? NaN : Number(readFileSync(rssFile, 'utf8').trim().split('\n').pop())
+  return { ms, rssBytes: rssKb * 1024 }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2
+}
+
+/**
+ * Runs every variant `reps` times, interleaved. A variant: { name, args, codes, after? }.
+ */
+const interleaved = (group, variants) => {
+  const samples = new Map(variants.map((v) => [v.name, []]))
+  for (let rep = 0; rep < options.reps; rep += 1) {
+    for (let k = 0; k < variants.length; k += 1) {
+      const v = variants[(k + rep) % variants.length]
+      if (v.before !== undefined) v.before()
+      samples.get(v.name).push(runOnce(v.args, v.codes ?? [0]))
+      if (v.after !== undefined) v.after()
+    }
+    process.stderr.write(`  ${group}: repetition ${rep + 1}/${options.reps} done\n`)
+  }
+  const out = {}
+  for (const [name, xs] of samples) {
+    out[name] = {
+      medianMs: median(xs.map((x) => x.ms)),
+      minMs: Math.min(...xs.map((x) => x.ms)),
+      medianRssBytes: median(xs.map((x) => x.rssBytes)),
+      maxRssBytes: Math.max(...xs.map((x) => x.rssBytes)),
+      samplesMs: xs.map((x) => Math.round(x.ms)),
+    }
+  }
+  return out
+}
+
+const cli = (...args) => [options.cli, ...args]
+const floor = (script, ...args) => [join(here, 'floors', script), ...args]
+
+const ledgerGroup = () =>
+  sizes.map((events) => {
+    process.stderr.write(`ledger ${events} events: preparing\n`)
+    const f = ledgerFixture(events)
+    const cleanup = () => undoResume(f.dataDir, f.sessionId, [TARGET_RUN])
+    cleanup()
+    const results = interleaved(`ledger ${events}`, [
+      { name: 'floor', args: floor('readParse.mjs', f.ledger) },
+      {
+        name: 'resumePlanJson',
+        args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--data-dir', f.dataDir),
+      },
+      { name: 'resume', args: cli('resume', '--session', f.sessionId, '--data-dir', f.dataDir), after: cleanup },
+    ])
+    return { events, ledgerBytes: f.bytes, results }
   })
-  if (child.status !== 0) throw new Error(`probe ${variant} failed (${child.status}):\n${child.stderr}`)
-  return JSON.parse(child.stdout.trim().split('\n').pop())
+
+const treeGroup = () => {
+  process.stderr.write(`tree ${treeSessions} sessions: preparing\n`)
+  const t = treeFixture(treeSessions)
+  const results = interleaved(`tree ${treeSessions}`, [
+    { name: 'floor', args: floor('walk.mjs', t.tree) },
+    { name: 'recover', args: cli('recover', '--data-dir', t.tree) },
+    { name: 'resumePlanTree', args: cli('resume', 'plan', '--session', t.sessionId, '--json', '--data-dir', t.tree) },
+    {
+      name: 'resumePlanSingle',
+      args: cli('resume', 'plan', '--session', t.sessionId, '--json', '--data-dir', t.single),
+    },
+    // The same plan without --session, so the most recent session is picked (report only).
+    { name: 'resumePlanPicked', args: cli('resume', 'plan', '--json', '--data-dir', t.tree) },
+  ])
+  return { sessions: treeSessions, runsPerSession: 3, results }
 }
 
-const measure = (variant, dataDir, runs) => {
-  const results = []
-  for (let i = 0; i < runs; i += 1) results.push(runProbe(variant, dataDir))
-  const best = results.reduce((a, b) => (b.ms < a.ms ? b : a))
-  return {
-    ...best,
-    ms: best.ms,
-    peakRssGrowth: Math.max(...results.map((r) => r.peakRssGrowth)),
-    retained: Math.max(...results.map((r) => r.retained)),
+const coldGroup = () => {
+  process.stderr.write('cold start: preparing\n')
+  const small = ledgerFixture(20)
+  const empty = mkdtempSync(join(tmpdir(), 'maka-bench-empty-'))
+  const runDir = join(tmpdir(), `maka-bench-run-${process.pid}`)
+  const cleanup = () => undoResume(small.dataDir, small.sessionId, [TARGET_RUN])
+  cleanup()
+  const ws = workspace()
+  const results = interleaved('cold start', [
+    { name: 'node -e 0', args: ['-e', '0'] },
+    { name: 'maka --help', args: cli('--help') },
+    { name: 'maka sessions', args: cli('sessions', '--data-dir', empty) },
+    { name: 'maka recover', args: cli('recover', '--data-dir', empty) },
+    { name: 'maka show', args: cli('show', small.sessionId, '--data-dir', small.dataDir) },
+    {
+      name: 'maka resume plan',
+      args: cli('resume', 'plan', '--session', small.sessionId, '--json', '--data-dir', small.dataDir),
+    },
+    {
+      name: 'maka resume',
+      args: cli('resume', '--session', small.sessionId, '--data-dir', small.dataDir),
+      after: cleanup,
+    },
+    {
+      name: 'maka run',
+      args: cli('run', '--cwd', ws.cwd, '--data-dir', runDir, 'List the files.'),
+      after: () => rmSync(runDir, { recursive: true, force: true }),
+    },
+  ])
+  rmSync(empty, { recursive: true, force: true })
+  return { results }
+}
+
+const ratio = (a, b) => a / b
+const verdicts = (report) => {
+  const out = []
+  const add = (name, value, limit) => out.push({ name, value: Number(value.toFixed(3)), limit, met: value <= limit })
+  const bigSizes = report.ledger?.slice(-2) ?? []
+  for (const l of bigSizes) {
+    const { floor: f, resumePlanJson: p, resume: r } = l.results
+    add(`resume plan --json ${l.events} events, time vs floor`, ratio(p.medianMs, f.medianMs), 2)
+    add(`resume plan --json ${l.events} events, peak RSS vs ledger bytes`, ratio(p.medianRssBytes, l.ledgerBytes), 2.5)
+    out.push({
+      name: `resume ${l.events} events, time vs floor (report only)`,
+      value: Number(ratio(r.medianMs, f.medianMs).toFixed(3)),
+    })
+    out.push({
+      name: `floor ${l.events} events, peak RSS vs ledger bytes (report only)`,
+      value: Number(ratio(f.medianRssBytes, l.ledgerBytes).toFixed(3)),
+    })
   }
-}
-
-const benchLedger = (events, runs) => async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'maka-bench-'))
-  try {
-    const { bytes } = await writeBenchLedger(dataDir, events)
-    const keep = measure('baseline-keep', dataDir, runs)
-    const discard = measure('baseline-discard', dataDir, runs)
-    const store = measure('store-plan', dataDir, runs)
-    if (store.rows !== events || store.disposition !== 'continue') {
-      throw new Error(
-        `unexpected read/plan: ${JSON.stringify({ rows: store.rows, disposition: store.disposition, reasons: store.rejectionReasons, problem: store.problem })}`,
-      )
-    }
-    return { events, bytes, keep, discard, store }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true })
-  }
-}
-
-const cliStartup = (runs) => {
-  const require = createRequire(import.meta.url)
-  const bin = join(dirname(require.resolve('@maka/cli/package.json')), 'dist', 'bin.js')
-  const emptyDir = mkdtempSync(join(tmpdir(), 'maka-bench-cli-'))
-  try {
-    const time = (args) => {
-      let best = Infinity
-      for (let i = 0; i < runs; i += 1) {
-        const t0 = performance.now()
-        const child = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' })
-        const ms = performance.now() - t0
-        if (child.status !== 0) throw new Error(`maka ${args.join(' ')} exited ${child.status}:\n${child.stderr}`)
-        best = Math.min(best, ms)
-      }
-      return best
-    }
-    return [
-      { command: 'maka --help', ms: time(['--help']) },
-      { command: 'maka sessions --data-dir <empty>', ms: time(['sessions', '--data-dir', emptyDir]) },
-    ]
-  } finally {
-    rmSync(emptyDir, { recursive: true, force: true })
-  }
-}
-
-// -------------------------------------------------------------------------------------
-// report
-// -------------------------------------------------------------------------------------
-
-const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`
-const s = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
-const x = (ratio) => `${ratio.toFixed(2)}×`
-const table = (rows) => {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)))
-  return rows
-    .map((r) =>
-      r
-        .map((cell, c) => String(cell).padEnd(widths[c]))
-        .join('  ')
-        .trimEnd(),
+  if (report.tree !== undefined) {
+    const r = report.tree.results
+    add(`recover ${report.tree.sessions} sessions, time vs walk floor`, ratio(r.recover.medianMs, r.floor.medianMs), 3)
+    add(
+      `resume plan one session in ${report.tree.sessions}, time vs a data dir of that session alone`,
+      ratio(r.resumePlanTree.medianMs, r.resumePlanSingle.medianMs),
+      1.5,
     )
-    .join('\n')
+    out.push({
+      name: `resume plan, most recent session picked in ${report.tree.sessions}, vs that session alone (report only)`,
+      value: Number(ratio(r.resumePlanPicked.medianMs, r.resumePlanSingle.medianMs).toFixed(3)),
+    })
+  }
+  if (report.cold !== undefined) {
+    const base = report.cold.results['node -e 0'].medianMs
+    for (const [name, v] of Object.entries(report.cold.results)) {
+      if (name !== 'node -e 0') add(`${name} cold start vs node -e 0`, ratio(v.medianMs, base), 2.5)
+    }
+  }
+  return out
 }
 
-const report = (result) => {
-  const { events, bytes, keep, discard, store } = result
-  const timeRatio = store.ms / keep.ms
-  const memoryRatio = store.peakRssGrowth / bytes
-  const timeOk = timeRatio <= TIME_TARGET
-  const memoryOk = memoryRatio <= MEMORY_TARGET
-  const binding = events >= TARGET_EVENTS
-  const verdict = (ok) => (binding ? (ok ? 'PASS' : 'FAIL') : `(info) ${ok ? 'pass' : 'fail'}`)
-  console.log(`\n## ${events.toLocaleString('en-US')} events, ledger ${mb(bytes)}\n`)
-  console.log(
-    table([
-      ['variant', 'time (best)', 'peak RSS growth', '÷ bytes', 'retained heap+ext', '÷ bytes'],
-      ...[keep, discard, store].map((r) => [
-        r.variant,
-        s(r.ms),
-        mb(r.peakRssGrowth),
-        x(r.peakRssGrowth / bytes),
-        mb(r.retained),
-        x(r.retained / bytes),
-      ]),
-    ]),
-  )
-  console.log(`store-plan = read ${s(store.readMs)} + plan ${s(store.planMs)} (plan: ${store.disposition})`)
-  console.log(
-    table([
-      ['target', 'measured', 'limit', 'verdict'],
-      ['time store-plan ÷ baseline-keep', x(timeRatio), `≤ ${x(TIME_TARGET)}`, verdict(timeOk)],
-      ['time store-plan ÷ baseline-discard', x(store.ms / discard.ms), '(report)', ''],
-      ['peak RSS growth ÷ ledger bytes', x(memoryRatio), `≤ ${x(MEMORY_TARGET)}`, verdict(memoryOk)],
-      ['retained heap+external ÷ ledger bytes', x(store.retained / bytes), '(report)', ''],
-    ]),
-  )
-  return !binding || (timeOk && memoryOk)
+const machine = () => ({
+  cpus: cpus().length,
+  cpuModel: cpus()[0]?.model ?? 'unknown',
+  memoryGiB: Number((totalmem() / 2 ** 30).toFixed(1)),
+  node: process.version,
+  platform: `${process.platform} ${process.arch}`,
+})
+
+const main = () => {
+  const wants = (group) => options.only === undefined || options.only.includes(group)
+  const report = {
+    label: options.label,
+    date: new Date().toISOString(),
+    quick: options.quick,
+    reps: options.reps,
+    cli: options.cli,
+    machine: machine(),
+    loadAverageAtStart: loadavg().map((x) => Number(x.toFixed(2))),
+  }
+  if (wants('cold')) report.cold = coldGroup()
+  if (wants('tree')) report.tree = treeGroup()
+  if (wants('ledger')) report.ledger = ledgerGroup()
+  report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
+  report.targets = verdicts(report)
+  mkdirSync(resultsDir, { recursive: true })
+  const file = join(resultsDir, options.label === 'after' ? 'latest.json' : `${options.label}.json`)
+  // The run before stays beside it, so two consecutive runs can be compared.
+  if (options.label === 'after' && existsSync(file)) renameSync(file, join(resultsDir, 'previous.json'))
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+  printReport(report)
+  process.stderr.write(`\nwrote ${file}\n`)
+  const docs = writePerformanceDoc()
+  if (docs !== null) process.stderr.write(`wrote ${docs}\n`)
+  const missed = report.targets.filter((t) => t.met === false)
+  if (options.check && missed.length > 0) process.exitCode = 1
 }
 
-const main = async () => {
-  const options = parseArgs(process.argv.slice(2))
-  const sizes = [...new Set([100_000, options.events])].sort((a, b) => a - b)
-  console.log(
-    `maka-resume bench — node ${process.version}, best of ${options.runs} (time), worst of ${options.runs} (memory)`,
-  )
-  let allOk = true
-  for (const events of sizes) allOk = report(await benchLedger(events, options.runs)()) && allOk
-  console.log('\n## CLI startup (best of 5, report only)\n')
-  console.log(table([['command', 'wall time'], ...cliStartup(5).map((r) => [r.command, s(r.ms)])]))
-  if (!sizes.some((n) => n >= TARGET_EVENTS))
-    console.log(`\nno run at ${TARGET_EVENTS.toLocaleString('en-US')} events: targets not checked`)
-  else console.log(`\n${allOk ? 'all targets met' : 'a target was missed'}`)
-  if (options.check && !allOk) process.exitCode = 1
+const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
+const fmtMb = (bytes) => (Number.isNaN(bytes) ? 'n/a' : `${(bytes / 2 ** 20).toFixed(0)} MB`)
+
+const printReport = (report) => {
+  const rows = tableRows(report)
+  for (const row of rows) process.stdout.write(`${row.join('  |  ')}\n`)
+  process.stdout.write('\nTargets:\n')
+  for (const t of report.targets) {
+    process.stdout.write(
+      `  ${t.met === undefined ? 'info' : t.met ? 'met ' : 'MISS'}  ${t.name}: ${t.value}${t.limit === undefined ? '' : ` (≤ ${t.limit})`}\n`,
+    )
+  }
 }
 
-await main()
+const tableRows = (report) => {
+  const rows = []
+  for (const [name, v] of Object.entries(report.cold?.results ?? {})) {
+    rows.push([`cold: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+  }
+  if (report.tree !== undefined) {
+    for (const [name, v] of Object.entries(report.tree.results)) {
+      rows.push([`tree ${report.tree.sessions}×3: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+    }
+  }
+  for (const l of report.ledger ?? []) {
+    for (const [name, v] of Object.entries(l.results)) {
+      rows.push([
+        `ledger ${l.events} (${fmtMb(l.ledgerBytes)}): ${name}`,
+        fmtMs(v.medianMs),
+        fmtMs(v.minMs),
+        fmtMb(v.medianRssBytes),
+      ])
+    }
+  }
+  return rows
+}
+
+// docs/performance.md: the latest report and, when recorded, the "before" one, between markers.
+const reportSection = (title, report) => [
+  `### ${title}`,
+  '',
+  `${report.date}, ${report.quick ? 'quick mode, ' : ''}${report.reps} repetitions, ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, load average ${report.loadAverageAtStart.join(' ')} at start and ${report.loadAverageAtEnd.join(' ')} at the end; CLI \`${relativeCli(report.cli)}\`.`,
+  '',
+  '| what | median | min | peak RSS (median) |',
+  '| --- | --- | --- | --- |',
+  ...tableRows(report).map((r) => `| ${r.join(' | ')} |`),
+  '',
+  '| target | value | limit | met |',
+  '| --- | --- | --- | --- |',
+  ...report.targets.map(
+    (t) =>
+      `| ${t.name} | ${t.value} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
+  ),
+  '',
+]
+
+const relativeCli = (path) => (path.startsWith(repoRoot) ? path.slice(repoRoot.length + 1) : path)
+
+const writePerformanceDoc = () => {
+  const docPath = join(repoRoot, 'docs', 'performance.md')
+  const sections = []
+  for (const [title, file] of [
+    ['Latest run', 'latest.json'],
+    ['Previous run', 'previous.json'],
+    ['Before (main before issue 11)', 'before.json'],
+  ]) {
+    const path = join(resultsDir, file)
+    if (existsSync(path)) sections.push(...reportSection(title, JSON.parse(readFileSync(path, 'utf8'))))
+  }
+  if (sections.length === 0 || !existsSync(docPath)) return null
+  const block = [
+    '<!-- bench:start (written by `pnpm bench`; edit outside the markers) -->',
+    '',
+    ...sections,
+    '<!-- bench:end -->',
+  ].join('\n')
+  const current = readFileSync(docPath, 'utf8')
+  writeFileSync(docPath, current.replace(/<!-- bench:start[\s\S]*?<!-- bench:end -->/, block))
+  // The repository checks formatting, so the generated tables are laid out as prettier would.
+  const prettier = join(repoRoot, 'node_modules', '.bin', 'prettier')
+  if (existsSync(prettier)) spawnSync(prettier, ['--write', docPath], { stdio: 'ignore' })
+  return docPath
+}
+
+main()

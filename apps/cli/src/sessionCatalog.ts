@@ -202,6 +202,32 @@ export const listSessionSummaries = async (
 }
 
 /**
+ * The most recent readable session, by its `createdAt`, then its id, from the session records
+ * alone (16 read at a time): picking a session costs no run header, ledger or lock.
+ * @category constructors
+ */
+export const findMostRecentSession = async (stores: FileStores): Promise<E.Either<string, string | undefined>> => {
+  const listed = await stores.sessions.list()()
+  if (E.isLeft(listed)) return E.left(listed.left._tag)
+  const ids = listed.right
+  let best: { readonly createdAt: string; readonly sessionId: string } | undefined
+  for (let at = 0; at < ids.length; at += 16) {
+    const records = await Promise.all(ids.slice(at, at + 16).map((id) => stores.sessions.read(id)()))
+    for (const record of records) {
+      if (E.isLeft(record)) continue
+      const { createdAt, sessionId } = record.right
+      if (
+        best === undefined ||
+        createdAt > best.createdAt ||
+        (createdAt === best.createdAt && sessionId > best.sessionId)
+      )
+        best = { createdAt, sessionId }
+    }
+  }
+  return E.right(best?.sessionId)
+}
+
+/**
  * The most recent readable session, by its `createdAt`, then its id.
  * @category constructors
  */

@@ -201,6 +201,14 @@ describe('maka commands', { timeout: 120_000 }, () => {
         'workspaceIdentity',
       ])
       expect(plan['disposition']).toBe('continue')
+      // The history is printed once: the source segment is a reference to the tail of runtimeContext.
+      const history = continuation['runtimeContext'] as ReadonlyArray<{ readonly runId: string }>
+      const own = history.filter((event) => event.runId === plan['sourceRunId'])
+      expect(own.length).toBeGreaterThan(0)
+      expect(continuation['sourceRuntimeContext']).toEqual({
+        runtimeContextOffset: history.length - own.length,
+        count: own.length,
+      })
       const [source] = await runHeaders(env.dataDir, 'cut')
       expect(source).toMatchObject({ status: 'failed', failureClass: 'app_restarted' })
 
@@ -247,6 +255,20 @@ describe('maka commands', { timeout: 120_000 }, () => {
       const second = await runCli(['recover', ...data])
       expect(second.code).toBe(0)
       expect(second.stdout).toContain('nothing to repair')
+    })
+
+    it('recovers only the session a scoped command works on; recover repairs the rest', async () => {
+      await interruptedSession(env.dataDir, env.workspace, 'scope-a', env.root)
+      await interruptedSession(env.dataDir, env.workspace, 'scope-b', env.root)
+
+      const planned = await runCli(['resume', 'plan', ...data, '--session', 'scope-a', '--json'], { flag: true })
+
+      expect(planned.code).toBe(0)
+      expect((await runHeaders(env.dataDir, 'scope-a'))[0]).toMatchObject({ status: 'failed' })
+      expect((await runHeaders(env.dataDir, 'scope-b'))[0]).toMatchObject({ status: 'running' })
+      const all = await runCli(['recover', ...data, '--json'])
+      const { actions } = json<{ actions: ReadonlyArray<Record<string, unknown>> }>(all)
+      expect(actions).toEqual([expect.objectContaining({ sessionId: 'scope-b', action: 'recovered_terminal' })])
     })
 
     it('plans the most recent session when --session is left out', async () => {

@@ -315,6 +315,97 @@ describe('recover', () => {
   })
 })
 
+describe('recover, when nothing needs repair', () => {
+  it('takes no owner lock and reads no ledger whole, and still repairs a terminal header whose ledger disagrees', async () => {
+    const { w, sessionId, base } = await givenSession()
+    await givenRun(w, base, 'run-done', 'completed', (b) => [b.userText('x'), b.terminal({ status: 'completed' })], {
+      completedAt: '2026-01-01T00:00:00.000Z',
+    })
+    const calls: Array<string> = []
+    const counting = (s: World['stores']): World['stores'] => ({
+      ...s,
+      events: {
+        ...s.events,
+        read: (sid, rid) => {
+          calls.push(`read ${rid}`)
+          return s.events.read(sid, rid)
+        },
+      },
+      ownerLocks: {
+        ...s.ownerLocks,
+        acquire: (sid, lock, isStale) => {
+          calls.push(`lock ${sid}`)
+          return s.ownerLocks.acquire(sid, lock, isStale)
+        },
+      },
+    })
+    const before = await snapshotTree(w.dataDir)
+
+    const quiet = await w.runtimeWith({ wrapStores: counting }).recover()
+
+    expect(quiet.actions).toEqual([])
+    expect(calls).toEqual([])
+    expect(await snapshotTree(w.dataDir)).toEqual(before)
+
+    // A terminal header whose last row is another run status is found from the tail and repaired.
+    await givenRun(w, base, 'run-disagrees', 'completed', (b) => [b.userText('x'), b.terminal()], {
+      completedAt: '2026-01-01T00:00:00.000Z',
+    })
+    const repaired = await w.runtimeWith({ wrapStores: counting }).recover()
+    expect(repaired.actions).toEqual([
+      expect.objectContaining({ sessionId, runId: 'run-disagrees', action: 'header_repaired' }),
+    ])
+    expect(await w.header(sessionId, 'run-disagrees')).toMatchObject({
+      status: 'failed',
+      failureClass: 'app_restarted',
+    })
+    expect(calls).toEqual([`lock ${sessionId}`, 'read run-disagrees'])
+  })
+})
+
+describe('recover, over several sessions', () => {
+  it('surveys independent sessions at the same time, and reports them in session order', async () => {
+    const w = await world()
+    const first = await w.runtime.runTurn({ sessionId: 'session-a', cwd: w.workspace, prompt: 'a' })
+    const second = await w.runtime.runTurn({ sessionId: 'session-b', cwd: w.workspace, prompt: 'b' })
+    expect([first._tag, second._tag]).toEqual(['Finished', 'Finished'])
+    const base = await w.header('session-a', (first as { runId: string }).runId)
+    await givenRun(w, base, 'run-open-a', 'running', (b) => [b.userText('x')])
+    const listed: Array<string> = []
+    let releaseA: () => void = () => undefined
+    const bListed = new Promise<'b started'>((resolve) => {
+      releaseA = () => resolve('b started')
+    })
+    let aWaited: string | null = null
+    // Session a's survey waits until session b's has started (20 s at most): a serial pass cannot get there.
+    const gated = (s: World['stores']): World['stores'] => ({
+      ...s,
+      shellRuns: {
+        ...s.shellRuns,
+        list: (sessionId) => async () => {
+          listed.push(sessionId)
+          if (sessionId === 'session-b') releaseA()
+          if (sessionId === 'session-a' && aWaited === null) {
+            aWaited = 'waiting'
+            aWaited = await Promise.race([
+              bListed,
+              new Promise<string>((resolve) => setTimeout(() => resolve('timed out'), 20_000)),
+            ])
+          }
+          return s.shellRuns.list(sessionId)()
+        },
+      },
+    })
+
+    const report = await w.runtimeWith({ wrapStores: gated }).recover()
+
+    expect(aWaited).toBe('b started')
+    expect(report.actions).toEqual([
+      expect.objectContaining({ sessionId: 'session-a', runId: 'run-open-a', action: 'recovered_terminal' }),
+    ])
+  }, 60_000)
+})
+
 describe('a run folder without run.json (a create that never completed)', () => {
   describe('when recovery and planning meet it', () => {
     it('reports and keeps it, and it neither blocks the host facts nor becomes the candidate', async () => {

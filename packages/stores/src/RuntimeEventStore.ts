@@ -13,6 +13,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
 import { attempt, openConfined, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
+import { readLastRow } from './internal/readLastRow.js'
 import { readLedgerFile } from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
 import type { StoreFile } from './StoreFs.js'
@@ -65,6 +66,12 @@ export interface RuntimeEventStore {
   ): TE.TaskEither<StoreError, AppendResult>
   /** Reads the committed prefix; a missing ledger of an existing run is empty. */
   read(sessionId: string, runId: string): TE.TaskEither<StoreError, LedgerSnapshot>
+  /**
+   * The last complete row, read from the end of the file alone; `null` when the ledger is empty or
+   * the tail cannot tell (a row longer than the tail window, undecodable, or another run's): then
+   * only `read` can answer.
+   */
+  readLastRow(sessionId: string, runId: string): TE.TaskEither<StoreError, RuntimeEvent | null>
 }
 
 const LEDGER_MODE = 0o600
@@ -234,6 +241,22 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
           return serialized(runDir(dataDir, sessionId, runId), () => readLocked(sessionId, runId))
         },
         () => `read the ledger of run ${runId} in session ${sessionId}`,
+      ),
+    readLastRow: (sessionId, runId) =>
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          return serialized(runDir(dataDir, sessionId, runId), async () => {
+            const read = await readLastRow(context, ledgerPath(dataDir, sessionId, runId), { sessionId, runId })
+            if (E.isRight(read) || read.left._tag !== 'NotFound') return read
+            const headerPath = runHeaderPath(dataDir, sessionId, runId)
+            const header = await pathExists(context, headerPath)
+            if (E.isLeft(header)) return header
+            return header.right ? E.right(null) : E.left(notFound(headerPath))
+          })
+        },
+        () => `read the last row of the ledger of run ${runId} in session ${sessionId}`,
       ),
   }
 }

@@ -39,12 +39,17 @@ export const openDataDir = async (globals: GlobalFlags, mode: 'read' | 'write'):
 }
 
 /**
- * Runs the startup recovery pass; repairs go to the verbose log (stdout stays the command's own).
+ * Runs the startup recovery pass over the sessions a command touches (hosts.md: a command scoped to
+ * one session recovers that session only); repairs go to the verbose log (stdout stays the command's own).
  * A repair that a failed write left undone stops the command (`WriteFailedError`, exit 1).
  * @category constructors
  */
-export const startupRecovery = async (runtime: Runtime, note: (message: string) => void) => {
-  const report = await runtime.recover()
+export const startupRecovery = async (
+  runtime: Runtime,
+  note: (message: string) => void,
+  sessionIds: ReadonlyArray<string>,
+) => {
+  const report = await runtime.recover({ sessionIds })
   note(`recovery actions=${report.actions.length}`)
   for (const action of report.actions) note(`recovery ${recoveryLine(action)}`)
   requireRecoveryWritten(report.actions)

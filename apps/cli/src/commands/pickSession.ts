@@ -8,10 +8,10 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { type ContinuationPlan, latestCandidate, makeParkedPlan, resumeFeatureEnabled } from '@maka/planner'
+import { BadInputError } from '../ExitCode.js'
 import { requireSession } from '../hostInput.js'
-import { mostRecentSessionId } from '../sessionCatalog.js'
+import { findMostRecentSession } from '../sessionCatalog.js'
 import type { Workspace } from './commandContext.js'
-import { readSummaries } from './sessions.js'
 
 /**
  * The session id to resume or plan; null when the data directory holds no session.
@@ -22,7 +22,13 @@ export const pickSession = async (workspace: Workspace, sessionFlag: string | un
     await requireSession(workspace.stores, workspace.dataDir, sessionFlag)
     return sessionFlag
   }
-  return mostRecentSessionId(await readSummaries(workspace)) ?? null
+  const found = workspace.dataDir.exists ? await findMostRecentSession(workspace.stores) : E.right(undefined)
+  if (E.isLeft(found)) {
+    throw new BadInputError(
+      `The sessions of the data directory ${workspace.dataDir.path} cannot be listed (${found.left}).`,
+    )
+  }
+  return found.right ?? null
 }
 
 /**

@@ -15,6 +15,7 @@ import type { GlobalFlags, ResumeFlags } from '../program.js'
 import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
+import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
 import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
@@ -52,7 +53,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   if (sessionId === null) {
     const plan = noSessionPlan(safeBoundaryResumeFromEnv())
     if (json) {
-      sayLine({ type: 'plan', sessionId: null, plan })
+      await writePlanJson(process.stdout, { type: 'plan', sessionId: null, plan }, { compact: true })
       sayLine({
         type: 'result',
         command: 'resume',
@@ -83,9 +84,10 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
-    await startupRecovery(runtime, workspace.note)
+    await startupRecovery(runtime, workspace.note, [sessionId])
     const plan = await runtime.plan({ sessionId })
-    if (json) sayLine({ type: 'plan', sessionId, plan })
+    // The plan line streams its history: a million-event plan never becomes one string.
+    if (json) await writePlanJson(process.stdout, { type: 'plan', sessionId, plan }, { compact: true })
     if (plan.disposition !== 'continue') {
       if (json) {
         sayLine({ type: 'result', command: 'resume', sessionId, result: { _tag: 'Parked' }, exitCode: ExitCode.parked })

@@ -11,7 +11,8 @@ import type { GlobalFlags, ResumePlanFlags } from '../program.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
-import { openDataDir, say, sayJson, startupRecovery } from './commandContext.js'
+import { writePlanJson } from '../planJson.js'
+import { openDataDir, say, startupRecovery } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
@@ -27,7 +28,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     // --run names a run of a session; without any session it cannot exist.
     if (flags.run !== undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
     const plan = noSessionPlan(safeBoundaryResumeFromEnv())
-    if (flags.json === true) sayJson(plan)
+    if (flags.json === true) await writePlanJson(process.stdout, plan)
     else {
       say(`Plan for ${workspace.dataDir.path} (no sessions):`)
       for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
@@ -43,9 +44,9 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     permissionMode: 'deny',
     verbose: workspace.verbose,
   })
-  if (flags.recover) await startupRecovery(runtime, workspace.note)
+  if (flags.recover) await startupRecovery(runtime, workspace.note, [sessionId])
   const plan = await runtime.plan({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
-  if (flags.json === true) sayJson(plan)
+  if (flags.json === true) await writePlanJson(process.stdout, plan)
   else {
     say(`Plan for session ${sessionId}:`)
     for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)

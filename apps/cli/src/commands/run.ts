@@ -46,7 +46,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
-    await startupRecovery(runtime, note)
+    // A new session has nothing to recover; an existing one is recovered before its turn.
+    await startupRecovery(runtime, note, flags.session === undefined ? [] : [flags.session])
     const result = await runtime.runTurn({
       cwd,
       prompt,

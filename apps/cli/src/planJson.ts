@@ -1,0 +1,131 @@
+/**
+ * The JSON a command prints when its output holds a plan (decisions.md, "the plan JSON carries the
+ * history once"). A continuation's `runtimeContext` is printed in full, compact, 64 events a line,
+ * and its `sourceRuntimeContext` — always the tail of `runtimeContext` — as a reference into it:
+ * `{ runtimeContextOffset, count }`, the events `runtimeContext[offset .. offset + count)`.
+ *
+ * The output is written a chunk at a time and waits for the stream to drain, so a million-event
+ * history never becomes one string (V8 caps a string at ~512 MiB) and memory stays at one chunk.
+ */
+import type { RuntimeEvent } from '@maka/events'
+
+/**
+ * Where `sourceRuntimeContext` sits inside the printed `runtimeContext`.
+ * @category models
+ */
+export interface SourceContextReference {
+  /** Index in `runtimeContext` of the segment's first event. */
+  readonly runtimeContextOffset: number
+  readonly count: number
+}
+
+/**
+ * The stream the JSON goes to (`process.stdout` in the CLI).
+ * @category models
+ */
+export interface JsonSink {
+  write(chunk: string): boolean
+  once(event: 'drain', listener: () => void): unknown
+}
+
+interface ContinuationLike {
+  readonly runtimeContext: ReadonlyArray<RuntimeEvent>
+  readonly sourceRuntimeContext: ReadonlyArray<RuntimeEvent>
+}
+
+const isContinuation = (value: unknown): value is ContinuationLike =>
+  typeof value === 'object' &&
+  value !== null &&
+  Array.isArray((value as Partial<ContinuationLike>).runtimeContext) &&
+  Array.isArray((value as Partial<ContinuationLike>).sourceRuntimeContext)
+
+// A marker that cannot occur in JSON text (a raw NUL is always escaped by JSON.stringify).
+const marker = (n: number): string => JSON.stringify(`\u0000stream ${n}\u0000`)
+const CHUNK_CHARS = 1 << 16
+const EVENTS_PER_LINE = 64
+
+// The planner builds runtimeContext as the ancestors' segments followed by the source's own, so the
+// source segment is its tail; should it ever not be, it is printed in full instead of referenced.
+const tailReference = (c: ContinuationLike): SourceContextReference | null => {
+  const offset = c.runtimeContext.length - c.sourceRuntimeContext.length
+  if (offset < 0) return null
+  for (let i = 0; i < c.sourceRuntimeContext.length; i += 1) {
+    const own = c.sourceRuntimeContext[i]
+    const there = c.runtimeContext[offset + i]
+    if (own !== there && (own?.runId !== there?.runId || own?.id !== there?.id)) return null
+  }
+  return { runtimeContextOffset: offset, count: c.sourceRuntimeContext.length }
+}
+
+/**
+ * How the JSON is laid out.
+ * @category models
+ */
+export interface PlanJsonLayout {
+  /** One line, no indentation: an object of a newline-delimited stream (`resume --json`). */
+  readonly compact?: boolean
+}
+
+/**
+ * Writes `value` as JSON followed by a newline (indented unless `compact`), streaming every
+ * continuation's history.
+ * @category constructors
+ */
+export const writePlanJson = async (sink: JsonSink, value: unknown, layout: PlanJsonLayout = {}): Promise<void> => {
+  const compact = layout.compact === true
+  const streams: Array<ReadonlyArray<RuntimeEvent>> = []
+  const stream = (events: ReadonlyArray<RuntimeEvent>): string => {
+    streams.push(events)
+    return `\u0000stream ${streams.length - 1}\u0000`
+  }
+  // The skeleton is small: each history is a marker, filled in while writing.
+  const skeleton = JSON.stringify(
+    value,
+    (_key, v: unknown) => {
+      if (!isContinuation(v)) return v
+      const reference = tailReference(v)
+      return {
+        ...v,
+        runtimeContext: stream(v.runtimeContext),
+        sourceRuntimeContext: reference ?? stream(v.sourceRuntimeContext),
+      }
+    },
+    compact ? undefined : 2,
+  )
+  let pending = ''
+  const flush = async () => {
+    if (pending.length === 0) return
+    const chunk = pending
+    pending = ''
+    if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()))
+  }
+  const emit = async (text: string) => {
+    pending += text
+    if (pending.length >= CHUNK_CHARS) await flush()
+  }
+
+  let rest = skeleton
+  for (const [n, events] of streams.entries()) {
+    const at = rest.indexOf(marker(n))
+    const lineStart = rest.lastIndexOf('\n', at) + 1
+    const indent = compact ? '' : ' '.repeat(rest.slice(lineStart).search(/\S/))
+    const itemIndent = compact ? '' : `${indent}  `
+    const newline = compact ? '' : '\n'
+    await emit(rest.slice(0, at))
+    if (events.length === 0) await emit('[]')
+    else {
+      await emit(`[${newline}`)
+      // Events are stringified a line of EVENTS_PER_LINE at a time: one JSON.stringify per event costs
+      // a quarter more, and an await per event ~0.2 s per million; only a full chunk waits.
+      for (let i = 0; i < events.length; i += EVENTS_PER_LINE) {
+        const line = JSON.stringify(events.slice(i, i + EVENTS_PER_LINE)).slice(1, -1)
+        pending += `${itemIndent}${line}${i + EVENTS_PER_LINE >= events.length ? newline : `,${newline}`}`
+        if (pending.length >= CHUNK_CHARS) await flush()
+      }
+      await emit(`${indent}]`)
+    }
+    rest = rest.slice(at + marker(n).length)
+  }
+  await emit(`${rest}\n`)
+  await flush()
+}
