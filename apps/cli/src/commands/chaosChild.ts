@@ -48,7 +48,7 @@ export const chaosChild = async (flags: ChaosChildFlags, globals: GlobalFlags): 
     const result = await runtime.runTurn({ sessionId: flags.session, cwd: flags.cwd, prompt: 'Run the chaos script.' })
     return result._tag === 'Finished' && result.status === 'completed' ? ExitCode.ok : ExitCode.failed
   }
-  await startupRecovery(runtime, workspace.note)
+  await startupRecovery(runtime, workspace.note, [flags.session])
   const result = await runtime.resume({ sessionId: flags.session })
   return result._tag === 'Finished' ? (result.status === 'completed' ? ExitCode.ok : ExitCode.failed) : ExitCode.parked
 }
