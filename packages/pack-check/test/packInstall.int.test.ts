@@ -53,8 +53,8 @@ const pack = async (source: WorkspacePackage, destination: string): Promise<Pack
     .map((line) => line.replace(/^package\//, ''))
   const manifest = JSON.parse(
     (await run('tar', ['-xzOf', tarball, 'package/package.json'], { cwd: destination })).stdout,
-  )
-  return { source, tarball, files, manifest: manifest as Manifest }
+  ) as Manifest
+  return { source, tarball, files, manifest }
 }
 
 /** The files an export map points at: every string leaf, whatever the condition. */
@@ -157,6 +157,21 @@ describe('published packages', () => {
   })
 
   describe('when a packed manifest is read', () => {
+    it("keeps the workspace's export map, only without the @maka/source condition", () => {
+      const withoutSource = (value: unknown): unknown =>
+        value !== null && typeof value === 'object'
+          ? Object.fromEntries(
+              Object.entries(value)
+                .filter(([key]) => key !== '@maka/source')
+                .map(([key, inner]) => [key, withoutSource(inner)]),
+            )
+          : value
+      for (const p of packed) {
+        expect(p.manifest.exports, p.manifest.name).toEqual(withoutSource(p.source.manifest.exports))
+        expect(JSON.stringify(p.manifest), p.manifest.name).not.toContain('@maka/source')
+      }
+    })
+
     it('has no workspace: range left', () => {
       for (const p of packed) expect(JSON.stringify(p.manifest), p.manifest.name).not.toContain('workspace:')
     })
