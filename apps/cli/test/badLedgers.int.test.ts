@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   hashTree,
   interruptedSession,
-  json,
+  type CliResult,
   removeScratch,
   runCli,
   runHeaders,
@@ -95,6 +95,18 @@ const tails: ReadonlyArray<readonly [string, (rows: ReadonlyArray<string>) => Bu
   ['a complete row without its newline', (rows) => Buffer.from(rows[0]!.replace(/"id":"[^"]+"/, '"id":"extra-row"'))],
 ]
 
+/** `resume --json` prints NDJSON: a `plan` line, then a `result` line. */
+const resumeOutput = (resumed: CliResult): { plan: PlanJson; result: { _tag: string } } => {
+  const lines = resumed.stdout
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as { type: string; plan?: PlanJson; result?: { _tag: string } })
+  const plan = lines.find((line) => line.type === 'plan')?.plan
+  const result = lines.find((line) => line.type === 'result')?.result
+  if (plan === undefined || result === undefined) throw new Error(`no plan and result lines in: ${resumed.stdout}`)
+  return { plan, result }
+}
+
 describe('maka over a ledger it cannot trust', () => {
   describe.each(tails)('when the final line is %s', (_name, damage) => {
     it('recovery leaves the ledger byte for byte, and resume parks runtime_ledger_unreadable without a continuation', async () => {
@@ -110,7 +122,7 @@ describe('maka over a ledger it cannot trust', () => {
         flag: true,
       })
       expect(resumed.code).toBe(3)
-      const { plan, result } = json<{ plan: PlanJson; result: { _tag: string } }>(resumed)
+      const { plan, result } = resumeOutput(resumed)
       expect(result._tag).toBe('Parked')
       expect(plan.rejectionReasons).toEqual(['runtime_ledger_unreadable'])
       expect(await sha(ledger)).toBe(before)
@@ -136,7 +148,7 @@ describe('maka over a ledger it cannot trust', () => {
         flag: true,
       })
       expect(resumed.code).toBe(3)
-      const { plan, result } = json<{ plan: PlanJson; result: { _tag: string } }>(resumed)
+      const { plan, result } = resumeOutput(resumed)
       expect(result._tag).toBe('Parked')
       expect(plan.rejectionReasons).toEqual(['runtime_ledger_unreadable'])
       expect(plan.diagnostics.find((d) => d.code === 'runtime_ledger_unreadable')?.detail).toMatchObject({ line })
