@@ -7,7 +7,8 @@
  * Root ignores mode bits, so as root the CLI child runs as `nobody` (uid/gid 65534); as any other
  * user it runs as that user. Either way the EACCES comes from the kernel, not from a test hook.
  */
-import { chmod, chown, readdir } from 'node:fs/promises'
+import { spawnSync } from 'node:child_process'
+import { chmod, chown, mkdir, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashTree, interruptedSession, removeScratch, runCli, scratch } from './support.js'
@@ -57,7 +58,8 @@ describe('when a write to the data dir is refused by the filesystem (EACCES)', (
       cwd: env.workspace,
       ...asUser,
     })
-    expect(result.stderr.trimEnd().split('\n')).toEqual([`maka: recovery stopped: ${lockLine}`])
+    // The recovered session needs no repair, so recovery takes no lock; the turn's own lock is refused.
+    expect(result.stderr.trimEnd().split('\n')).toEqual([`maka: ${lockLine}; the turn did not start.`])
     expect(result.code).toBe(1)
     expect(result.stdout).not.toMatch(/completed/)
     expect(result.stderr).not.toMatch(/hello/)
@@ -71,13 +73,25 @@ describe('when a write to the data dir is refused by the filesystem (EACCES)', (
       cwd: env.workspace,
       ...asUser,
     })
-    expect(result.stderr.trimEnd().split('\n')).toEqual([`maka: recovery stopped: ${lockLine}`])
+    expect(result.stderr.trimEnd().split('\n')).toEqual([`maka: ${lockLine}; the continuation did not start.`])
     expect(result.code).toBe(1)
     expect(result.stdout).not.toMatch(/another running process|session_owner_alive|completed/)
     expect(await hashTree(env.dataDir)).toBe(before)
   })
 
   it('recover exits 1 with the same line, after reporting what it skipped', async () => {
+    // Recovery locks only a session that needs a repair: a shell run still marked running whose
+    // process is gone is one.
+    const session = join(env.dataDir, 'sessions', sessionId)
+    const [runId] = await readdir(join(session, 'runs'))
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid
+    await chmod(session, 0o700)
+    await mkdir(join(session, 'shell-runs'), { recursive: true })
+    const record = join(session, 'shell-runs', 'orphan.json')
+    const shellRun = { shellRunId: 'orphan', sessionId, runId, command: 'sleep 1', status: 'running' }
+    await writeFile(record, JSON.stringify({ ...shellRun, pid: gone, startedAt: new Date().toISOString() }))
+    await handOver(session)
+    await chmod(session, 0o500)
     const result = await runCli(['recover', '--data-dir', env.dataDir], { flag: true, ...asUser })
     expect(result.stderr.trimEnd().split('\n')).toEqual([`maka: recovery stopped: ${lockLine}`])
     expect(result.code).toBe(1)

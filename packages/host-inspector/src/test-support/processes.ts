@@ -66,9 +66,11 @@ export const makeProcessFixtureUnsafe = (): ProcessFixture => {
       return pid
     },
     zombiePid: async () => {
-      // dash does not reap a background job while blocked in `read`, so `sleep 0` stays a zombie
-      // until stdin closes; then `wait` reaps it and nothing is left behind.
-      const child = track(spawn('sh', ['-c', 'sleep 0 & echo $!; read x; wait'], { stdio: ['pipe', 'pipe', 'ignore'] }))
+      // perl (essential on Debian) forks a child that exits at once and never waits for it, so the
+      // child stays a zombie until stdin closes and perl exits. (A shell may reap a background job
+      // between two commands, which made the zombie vanish before it was seen on a loaded machine.)
+      const script = '$| = 1; my $p = fork(); if ($p == 0) { exit 0 } print "$p\\n"; <STDIN>;'
+      const child = track(spawn('perl', ['-e', script], { stdio: ['pipe', 'pipe', 'ignore'] }))
       const line = await new Promise<string>((resolve, reject) => {
         child.stdout?.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8')))
         child.once('error', reject)
