@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import type { GlobalFlags, JsonFlag } from '../program.js'
+import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
 import { listSessionSummaries } from '@maka/executor'
 import type { SessionSummary } from '@maka/planner'
 import { type Style, styleForStdout } from '../Style.js'
