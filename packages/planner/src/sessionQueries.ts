@@ -131,10 +131,13 @@ export type TimelineEntry<S> = S & {
 // constructors
 // -------------------------------------------------------------------------------------
 
-const createdAtMs = (run: AgentRun): number => {
-  const ms = Date.parse(run.createdAt)
+// The instant a timestamp stands for; an unparsable one sorts first (the codecs let none through).
+const instantOf = (createdAt: string | null): number => {
+  const ms = createdAt === null ? Number.NaN : Date.parse(createdAt)
   return Number.isNaN(ms) ? Number.NEGATIVE_INFINITY : ms
 }
+
+const byIdThen = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
 /**
  * The one order of runs, oldest first: by the instant of `createdAt` (not its text, which differs
@@ -142,7 +145,7 @@ const createdAtMs = (run: AgentRun): number => {
  * @category constructors
  */
 export const compareRunCreation = (a: AgentRun, b: AgentRun): number =>
-  createdAtMs(a) - createdAtMs(b) || (a.runId < b.runId ? -1 : a.runId > b.runId ? 1 : 0)
+  instantOf(a.createdAt) - instantOf(b.createdAt) || byIdThen(a.runId, b.runId)
 
 /**
  * The newest top-level run (a normal run or a continuation, not a child run), by
@@ -204,17 +207,14 @@ export const summarizeSession = (facts: SessionFacts): SessionSummary => {
 }
 
 /**
- * Sessions oldest first, by their `createdAt` (an unreadable record first), then their id.
+ * Sessions oldest first, by the instant of their `createdAt` (an unreadable record first), then
+ * their id — the order runs follow, for the same reason.
  * @category constructors
  */
 export const compareSessions = (
   a: { readonly sessionId: string; readonly createdAt: string | null },
   b: { readonly sessionId: string; readonly createdAt: string | null },
-): number => {
-  const at = a.createdAt ?? ''
-  const bt = b.createdAt ?? ''
-  return at < bt ? -1 : at > bt ? 1 : a.sessionId < b.sessionId ? -1 : a.sessionId > b.sessionId ? 1 : 0
-}
+): number => instantOf(a.createdAt) - instantOf(b.createdAt) || byIdThen(a.sessionId, b.sessionId)
 
 /**
  * The most recent session with a readable record, by {@link compareSessions}.

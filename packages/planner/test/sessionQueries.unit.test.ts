@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
   compareRunCreation,
+  compareSessions,
   isInterrupted,
   latestCandidate,
   latestTopLevelRun,
@@ -164,6 +165,15 @@ describe('sessionQueries', () => {
         { sessionId: 'a', createdAt: '2025-01-01T00:00:00.000Z' },
       ]
       expect(mostRecentSession(sessions)?.sessionId).toBe('c')
+    })
+
+    it('orders by the instant, not the text, of createdAt', () => {
+      const sessions = [
+        { sessionId: 'later', createdAt: '2026-01-01T00:30:00Z' },
+        { sessionId: 'earlier', createdAt: '2026-01-01T01:00:00+01:00' },
+      ]
+      expect(mostRecentSession(sessions)?.sessionId).toBe('later')
+      expect([...sessions].sort(compareSessions).map((s) => s.sessionId)).toEqual(['earlier', 'later'])
     })
   })
 
