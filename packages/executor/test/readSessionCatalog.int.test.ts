@@ -26,7 +26,12 @@ const givenSession = async () => {
   return { w, sessionId: turn.sessionId, base: await w.header(turn.sessionId, turn.runId) }
 }
 
-const eventKind = () => (event: RuntimeEvent) => ({ kind: event.content?.kind ?? 'none' })
+// A host's narration: here only the content kind (a row with a tool call id would name it too).
+const eventKind =
+  () =>
+  (event: RuntimeEvent): { readonly kind: string; readonly toolCallId?: string } => ({
+    kind: event.content?.kind ?? 'none',
+  })
 
 describe('readSessionCatalog', () => {
   describe('when a run stamped with a UTC offset sorts after the newest run as text', () => {
