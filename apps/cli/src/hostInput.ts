@@ -9,7 +9,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { isSafeId, type SessionRecord } from '@maka/events'
-import type { FileStores } from '@maka/stores'
+import { type FileStores, errnoCode } from '@maka/stores'
 import { BadInputError } from './ExitCode.js'
 
 /**
@@ -34,9 +34,6 @@ export const resolveDataDir = (flag: string | undefined, env: NodeJS.ProcessEnv 
   return resolve(flag ?? (home !== undefined && home !== '' ? home : join(homedir(), '.maka')))
 }
 
-const errnoOf = (error: unknown): string =>
-  typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'UNKNOWN'
-
 /**
  * The data directory must be a readable (and for `write`, writable) directory, or not exist yet.
  * @category guards
@@ -46,7 +43,7 @@ export const checkDataDir = async (path: string, mode: 'read' | 'write'): Promis
   try {
     isDirectory = (await stat(path)).isDirectory()
   } catch (error) {
-    const code = errnoOf(error)
+    const code = errnoCode(error) ?? 'UNKNOWN'
     if (code === 'ENOENT') return { path, exists: false }
     if (code === 'ENOTDIR') throw new BadInputError(`The data directory ${path} is not a directory.`)
     throw new BadInputError(`The data directory ${path} cannot be read (${code}).`)

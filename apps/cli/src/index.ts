@@ -3,4 +3,5 @@
  * surface is the program itself (for embedding and tests) and its exit codes.
  */
 export { ExitCode, BadInputError } from './ExitCode.js'
-export { buildProgram, main, DEMO_CRASH_POINTS, type GlobalFlags } from './program.js'
+export { buildProgram, main } from './program.js'
+export { DEMO_CRASH_POINTS, type GlobalFlags } from './CommandFlags.js'

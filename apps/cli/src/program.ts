@@ -6,6 +6,19 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
+import {
+  type GlobalFlags,
+  DEMO_CRASH_POINTS,
+  type DemoFlags,
+  type DemoChildFlags,
+  type ChaosFlags,
+  type ChaosChildFlags,
+  type ChatFlags,
+  type RunFlags,
+  type JsonFlag,
+  type ResumeFlags,
+  type ResumePlanFlags,
+} from './CommandFlags.js'
 
 /**
  * The version of the `@maka/cli` package (`maka --version`), read from its package.json next to
@@ -41,21 +54,6 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible',
   ].join('\n')
-
-/**
- * The global options every command sees (commander's `optsWithGlobals`).
- * @category models
- */
-export interface GlobalFlags {
-  readonly dataDir?: string
-  readonly verbose?: boolean
-}
-
-/**
- * The crash points `maka demo --at` accepts.
- * @category models
- */
-export const DEMO_CRASH_POINTS = ['after_tool_response', 'after_function_call'] as const
 
 const addProviderOptions = (command: Command): Command =>
   command
@@ -296,103 +294,6 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
     )
   return program
-}
-
-/**
- * Flags of `demo`.
- * @category models
- */
-export interface DemoFlags {
-  readonly at: (typeof DEMO_CRASH_POINTS)[number]
-  readonly script?: string
-  readonly json?: boolean
-  readonly keep?: boolean
-}
-/**
- * Flags of the hidden demo child.
- * @category models
- */
-export interface DemoChildFlags {
-  readonly session: string
-  readonly cwd: string
-  readonly at: string
-  readonly script?: string
-}
-/**
- * Flags of `chaos`.
- * @category models
- */
-export interface ChaosFlags {
-  readonly iterations?: string
-  readonly seed?: string
-  readonly json?: boolean
-  readonly keep?: boolean
-}
-/**
- * Flags of the hidden chaos child.
- * @category models
- */
-export interface ChaosChildFlags {
-  readonly mode: 'turn' | 'resume'
-  readonly session: string
-  readonly cwd: string
-  readonly script: string
-  readonly crashAt: string
-  readonly crashNth: string
-}
-/**
- * Provider flags plus `--yes`.
- * @category models
- */
-export interface ModelFlags {
-  readonly script?: string
-  readonly provider?: string
-  readonly baseUrl?: string
-  readonly model?: string
-  readonly timeout?: string
-  readonly yes?: boolean
-}
-/**
- * Flags of `chat`.
- * @category models
- */
-export interface ChatFlags extends ModelFlags {
-  readonly session?: string
-  readonly cwd?: string
-}
-/**
- * Flags of `run`.
- * @category models
- */
-export interface RunFlags extends ModelFlags {
-  readonly session?: string
-  readonly cwd?: string
-  readonly json?: boolean
-}
-/**
- * `--json`.
- * @category models
- */
-export interface JsonFlag {
-  readonly json?: boolean
-}
-/**
- * Flags of `resume`.
- * @category models
- */
-export interface ResumeFlags extends ModelFlags {
-  readonly session?: string
-  readonly json?: boolean
-}
-/**
- * Flags of `resume plan`.
- * @category models
- */
-export interface ResumePlanFlags {
-  readonly session?: string
-  readonly run?: string
-  readonly json?: boolean
-  readonly recover: boolean
 }
 
 /**

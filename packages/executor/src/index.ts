@@ -25,6 +25,14 @@ export {
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
 export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime, makeRuntime } from './makeRuntime.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
+export {
+  type RunDetail,
+  type SessionDetail,
+  listSessionRuns,
+  listSessionSummaries,
+  findMostRecentSession,
+  loadSessionDetail,
+} from './readSessionCatalog.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

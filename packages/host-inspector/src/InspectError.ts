@@ -3,6 +3,7 @@
  * that failed and a human `message`; the planner maps any of them to `safety_observation_unavailable`,
  * because a fact we could not observe must never read as a safe one.
  */
+import { errnoCode } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -129,11 +130,6 @@ const causeText = (cause: unknown): string => {
   }
 }
 
-const errnoCode = (cause: unknown): string =>
-  typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string'
-    ? cause.code
-    : 'UNKNOWN'
-
 /**
  * Builds an {@link InvalidCwd}.
  * @category constructors
@@ -149,7 +145,7 @@ export const invalidCwd = (path: string): InvalidCwd => ({
  * @category constructors
  */
 export const cwdUnavailable = (path: string, cause: unknown): CwdUnavailable => {
-  const code = errnoCode(cause)
+  const code = errnoCode(cause) ?? 'UNKNOWN'
   return {
     _tag: 'CwdUnavailable',
     path,

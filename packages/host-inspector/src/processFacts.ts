@@ -9,6 +9,7 @@
 import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import type { ProcessIdentity } from '@maka/events'
+import { errnoCode } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -229,7 +230,7 @@ export const isProcessAlive = (pid: number): boolean => {
     process.kill(pid, 0)
     return true
   } catch (error) {
-    return typeof error === 'object' && error !== null && 'code' in error && error.code === 'EPERM'
+    return errnoCode(error) === 'EPERM'
   }
 }
 

@@ -3,26 +3,18 @@
  * (Either's monad): each needs the previous one to have passed, and the first failure is the
  * plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
  */
-import { type AgentRun, type ContinuationClaim, isChildRun } from '@maka/events'
+import type { AgentRun, ContinuationClaim } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type { HostFacts } from './HostFacts.js'
 import { type Gate, describeCause, park } from './ParkFinding.js'
 import type { OwnerLiveness, RunListingEntry } from './PlannerPorts.js'
 import type { BoundaryHolders, LedgerRead } from './PlanningInput.js'
+import { latestTopLevelRun } from './sessionQueries.js'
 import { type AncestorChain, isRowOfRun } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // internals
 // -------------------------------------------------------------------------------------
-
-const createdAtMs = (run: AgentRun): number => {
-  const ms = Date.parse(run.createdAt)
-  return Number.isNaN(ms) ? Number.NEGATIVE_INFINITY : ms
-}
-
-/** Newest first: by `createdAt`, then by `runId`. */
-const newestFirst = (a: AgentRun, b: AgentRun): number =>
-  createdAtMs(b) - createdAtMs(a) || (a.runId < b.runId ? 1 : a.runId > b.runId ? -1 : 0)
 
 // -------------------------------------------------------------------------------------
 // gates
@@ -54,11 +46,7 @@ export const latestCandidate: Gate<ReadonlyArray<RunListingEntry>, string> = (li
       cause: describeCause(first.error),
     })
   }
-  const topLevel = listing
-    .flatMap((entry) => ('header' in entry ? [entry.header] : []))
-    .filter((run) => !isChildRun(run))
-    .sort(newestFirst)
-  const latest = topLevel[0]
+  const latest = latestTopLevelRun(listing.flatMap((entry) => ('header' in entry ? [entry.header] : [])))
   if (latest === undefined) return park('resume_candidate_missing', { reason: 'no_top_level_run' })
   if (latest.status === 'completed') {
     return park('resume_candidate_missing', { reason: 'latest_run_completed', runId: latest.runId })

@@ -98,5 +98,26 @@ export {
   type SessionHistoryOptions,
   sessionHistory,
 } from './sessionHistory.js'
+export {
+  type RunKind,
+  type ListedRun,
+  type RunBrief,
+  type UnreadableRun,
+  type SessionFacts,
+  type SessionSummary,
+  type LineageNode,
+  type SessionLineage,
+  type TimelineEntry,
+  compareRunCreation,
+  latestTopLevelRun,
+  runKindOf,
+  isInterrupted,
+  summarizeSession,
+  compareSessions,
+  mostRecentSession,
+  sessionLineage,
+  continuationsOf,
+  ledgerTimeline,
+} from './sessionQueries.js'
 export { ledgerWarnings, planContinuation } from './planContinuation.js'
 export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'

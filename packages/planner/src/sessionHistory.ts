@@ -12,6 +12,7 @@ import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import type { ParkFinding } from './ParkFinding.js'
 import type { AncestorRead, LedgerRead } from './PlanningInput.js'
+import { compareRunCreation } from './sessionQueries.js'
 import { MAX_ANCESTOR_DEPTH, walkAncestors } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
@@ -52,9 +53,8 @@ export interface SessionHistoryOptions {
 
 const problem = (runId: string, reason: string): E.Either<SessionHistoryProblem, never> => E.left({ runId, reason })
 
-// ISO-8601 strings of one format sort as time; the run id breaks ties so the order is total.
-const createdBefore = (a: AgentRun, b: AgentRun): boolean =>
-  a.createdAt < b.createdAt || (a.createdAt === b.createdAt && a.runId < b.runId)
+// The one order of runs, so a lineage's tip is the run the "latest" entry would pick.
+const createdBefore = (a: AgentRun, b: AgentRun): boolean => compareRunCreation(a, b) < 0
 
 const describeFindings = (findings: ReadonlyArray<ParkFinding>): string => {
   const first = findings[0]

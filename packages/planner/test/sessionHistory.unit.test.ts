@@ -66,6 +66,23 @@ describe('sessionHistory', () => {
     })
   })
 
+  describe('when a turn was stamped with a UTC offset', () => {
+    it('orders turns by the instant they were created, the order the "latest" entry uses', () => {
+      const first = completedTurn(1, 'my name is Ada', 'Hello Ada.')
+      // 23:45 at -01:00 is 00:45Z, after the first turn, though its text sorts before it.
+      const secondHeader = turnHeader(2, { createdAt: '2025-12-31T23:45:00.000-01:00' })
+      const l = builderOf(secondHeader)
+      const second = [l.userText('I like tea'), l.modelText('Noted.'), l.terminal({ status: 'completed' })]
+      const history = sessionHistory([read(first.header, first.events), read(secondHeader, second)])
+      expect(visible(history)).toEqual([
+        'user: my name is Ada',
+        'model: Hello Ada.',
+        'user: I like tea',
+        'model: Noted.',
+      ])
+    })
+  })
+
   describe('when earlier turns completed', () => {
     it('replays each turn in the order the turns were created, whatever the listing order', () => {
       const first = completedTurn(1, 'my name is Ada', 'Hello Ada.')

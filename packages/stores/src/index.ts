@@ -38,6 +38,7 @@ export {
   type IoFailed,
   type SymlinkInDataDir,
   describeStoreError,
+  errnoCode,
 } from './StoreError.js'
 export {
   sessionsDir,

@@ -21,7 +21,7 @@ import {
 } from '@maka/chaos'
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import type { ChaosFlags, GlobalFlags } from '../program.js'
+import type { ChaosFlags, GlobalFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { type Style, makeStyle, styleForStdout } from '../Style.js'
 import { say, sayJson } from './commandContext.js'

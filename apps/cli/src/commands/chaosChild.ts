@@ -8,7 +8,7 @@
 import { CRASH_LINE_PREFIX } from '@maka/chaos'
 import { composeRuntime } from '../composeRuntime.js'
 import { ExitCode } from '../ExitCode.js'
-import type { ChaosChildFlags, GlobalFlags } from '../program.js'
+import type { ChaosChildFlags, GlobalFlags } from '../CommandFlags.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { openDataDir, startupRecovery } from './commandContext.js'
 

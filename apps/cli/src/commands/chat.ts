@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { BadInputError, type ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
-import type { ChatFlags, GlobalFlags } from '../program.js'
+import type { ChatFlags, GlobalFlags } from '../CommandFlags.js'
 import { readProviderChoice } from '../providerChoice.js'
 import { openDataDir } from './commandContext.js'
 

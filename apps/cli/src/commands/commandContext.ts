@@ -5,7 +5,7 @@
 import { makeFileStores, type FileStores } from '@maka/stores'
 import type { Runtime } from '@maka/executor'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
-import type { GlobalFlags } from '../program.js'
+import type { GlobalFlags } from '../CommandFlags.js'
 import { recoveryLine } from '../reportLines.js'
 import { requireRecoveryWritten } from '../writeFailure.js'
 

@@ -14,9 +14,9 @@ import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import * as E from 'fp-ts/lib/Either.js'
-import { type AgentRun, type RuntimeEvent, isContinuationRun } from '@maka/events'
-import type { ContinuationResult } from '@maka/executor'
-import type { ContinuationPlan } from '@maka/planner'
+import type { AgentRun, RuntimeEvent } from '@maka/events'
+import { type ContinuationResult, listSessionRuns } from '@maka/executor'
+import { type ContinuationPlan, type RunKind, continuationsOf, runKindOf } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import { DEMO_SCRIPT, type ScriptStep, makeScriptedProvider } from '@maka/providers'
 import { claimPath, type FileStores } from '@maka/stores'
@@ -24,7 +24,7 @@ import { composeRuntime } from '../composeRuntime.js'
 import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummary.js'
 import { ExitCode } from '../ExitCode.js'
 import { checkDataDir, resolveDataDir } from '../hostInput.js'
-import type { DemoFlags, GlobalFlags } from '../program.js'
+import type { DemoFlags, GlobalFlags } from '../CommandFlags.js'
 import { readProviderChoice } from '../providerChoice.js'
 import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
 import { type Style, makeStyle, styleForStdout } from '../Style.js'
@@ -52,7 +52,7 @@ export interface DemoStep {
  */
 export interface LineageRun {
   readonly runId: string
-  readonly kind: 'turn' | 'continuation'
+  readonly kind: RunKind
   readonly status: string
   readonly failureClass?: string
   readonly rows: number
@@ -161,7 +161,7 @@ const exists = async (path: string): Promise<boolean> => {
 
 const lineageRun = (header: AgentRun, rows: number): LineageRun => ({
   runId: header.runId,
-  kind: isContinuationRun(header) ? 'continuation' : 'turn',
+  kind: runKindOf(header),
   status: header.status,
   ...(header.failureClass === undefined ? {} : { failureClass: header.failureClass }),
   rows,
@@ -179,10 +179,10 @@ const readLineage = async (
   sourceRunId: string | null,
   workspace: string,
 ): Promise<Lineage> => {
-  const listed = await stores.runs.list(sessionId)()
+  const listed = await listSessionRuns(stores, sessionId)
   const headers = E.isRight(listed) ? listed.right.flatMap((entry) => ('header' in entry ? [entry.header] : [])) : []
   const sourceHeader = headers.find((h) => h.runId === sourceRunId) ?? null
-  const continuationHeader = headers.find((h) => h.continuationSource?.sourceRunId === sourceRunId) ?? null
+  const continuationHeader = sourceRunId === null ? null : (continuationsOf(headers, sourceRunId)[0] ?? null)
   const sourceEvents = sourceHeader === null ? null : await readEvents(stores, sessionId, sourceHeader.runId)
   const continuationEvents =
     continuationHeader === null ? null : await readEvents(stores, sessionId, continuationHeader.runId)

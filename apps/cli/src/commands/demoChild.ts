@@ -10,7 +10,7 @@ import { composeRuntime } from '../composeRuntime.js'
 import { summarizeEvent } from '../eventSummary.js'
 import { ExitCode } from '../ExitCode.js'
 import { resolveDataDir } from '../hostInput.js'
-import type { DemoChildFlags, GlobalFlags } from '../program.js'
+import type { DemoChildFlags, GlobalFlags } from '../CommandFlags.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 
 /**

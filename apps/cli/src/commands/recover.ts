@@ -6,7 +6,7 @@
 import type { RecoveryAction } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
 import { ExitCode } from '../ExitCode.js'
-import type { GlobalFlags, JsonFlag } from '../program.js'
+import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { recoveryLine } from '../reportLines.js'
 import { requireRecoveryWritten } from '../writeFailure.js'

@@ -11,7 +11,7 @@ import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
-import type { GlobalFlags, ResumeFlags } from '../program.js'
+import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
 import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'

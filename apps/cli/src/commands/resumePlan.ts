@@ -7,7 +7,7 @@
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireRun, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
-import type { GlobalFlags, ResumePlanFlags } from '../program.js'
+import type { GlobalFlags, ResumePlanFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'

@@ -11,7 +11,7 @@ import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
-import type { GlobalFlags, RunFlags } from '../program.js'
+import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'

@@ -4,8 +4,9 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import type { GlobalFlags, JsonFlag } from '../program.js'
-import { type SessionSummary, listSessionSummaries } from '../sessionCatalog.js'
+import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
+import { listSessionSummaries } from '@maka/executor'
+import type { SessionSummary } from '@maka/planner'
 import { type Style, styleForStdout } from '../Style.js'
 import { type Workspace, openDataDir, say, sayJson } from './commandContext.js'
 

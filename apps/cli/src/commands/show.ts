@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireSafeId, requireSession } from '../hostInput.js'
-import type { GlobalFlags, JsonFlag } from '../program.js'
+import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
 import { type RunDetail, type SessionDetail, loadSessionDetail } from '../sessionCatalog.js'
 import { type Style, styleForStdout } from '../Style.js'
 import { openDataDir, say, sayJson } from './commandContext.js'

@@ -1,0 +1,116 @@
+/**
+ * The parsed flags of every `maka` command, apart from the program that parses them so commands and
+ * program do not import each other.
+ */
+
+/**
+ * The global options every command sees (commander's `optsWithGlobals`).
+ * @category models
+ */
+export interface GlobalFlags {
+  readonly dataDir?: string
+  readonly verbose?: boolean
+}
+
+/**
+ * The crash points `maka demo --at` accepts.
+ * @category models
+ */
+export const DEMO_CRASH_POINTS = ['after_tool_response', 'after_function_call'] as const
+
+/**
+ * Flags of `demo`.
+ * @category models
+ */
+export interface DemoFlags {
+  readonly at: (typeof DEMO_CRASH_POINTS)[number]
+  readonly script?: string
+  readonly json?: boolean
+  readonly keep?: boolean
+}
+/**
+ * Flags of the hidden demo child.
+ * @category models
+ */
+export interface DemoChildFlags {
+  readonly session: string
+  readonly cwd: string
+  readonly at: string
+  readonly script?: string
+}
+/**
+ * Flags of `chaos`.
+ * @category models
+ */
+export interface ChaosFlags {
+  readonly iterations?: string
+  readonly seed?: string
+  readonly json?: boolean
+  readonly keep?: boolean
+}
+/**
+ * Flags of the hidden chaos child.
+ * @category models
+ */
+export interface ChaosChildFlags {
+  readonly mode: 'turn' | 'resume'
+  readonly session: string
+  readonly cwd: string
+  readonly script: string
+  readonly crashAt: string
+  readonly crashNth: string
+}
+/**
+ * Provider flags plus `--yes`.
+ * @category models
+ */
+export interface ModelFlags {
+  readonly script?: string
+  readonly provider?: string
+  readonly baseUrl?: string
+  readonly model?: string
+  readonly timeout?: string
+  readonly yes?: boolean
+}
+/**
+ * Flags of `chat`.
+ * @category models
+ */
+export interface ChatFlags extends ModelFlags {
+  readonly session?: string
+  readonly cwd?: string
+}
+/**
+ * Flags of `run`.
+ * @category models
+ */
+export interface RunFlags extends ModelFlags {
+  readonly session?: string
+  readonly cwd?: string
+  readonly json?: boolean
+}
+/**
+ * `--json`.
+ * @category models
+ */
+export interface JsonFlag {
+  readonly json?: boolean
+}
+/**
+ * Flags of `resume`.
+ * @category models
+ */
+export interface ResumeFlags extends ModelFlags {
+  readonly session?: string
+  readonly json?: boolean
+}
+/**
+ * Flags of `resume plan`.
+ * @category models
+ */
+export interface ResumePlanFlags {
+  readonly session?: string
+  readonly run?: string
+  readonly json?: boolean
+  readonly recover: boolean
+}

@@ -1,0 +1,173 @@
+/**
+ * The reads behind the session read model (`@maka/planner`'s `sessionQueries`): session records,
+ * run listings, owner-lock liveness and ledgers from the file stores, handed to the pure queries.
+ * Read-only; never repairs or writes anything. Every host lists sessions through these.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import type { AgentRun, RuntimeEvent, SessionRecord } from '@maka/events'
+import { ownerLockLiveness } from '@maka/host-inspector'
+import {
+  type LineageNode,
+  type ListedRun,
+  type SessionSummary,
+  type TimelineEntry,
+  compareSessions,
+  ledgerTimeline,
+  mostRecentSession,
+  sessionLineage,
+  summarizeSession,
+} from '@maka/planner'
+import type { FileStores } from '@maka/stores'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One run of a session's detail: its place in the lineage tree, its header and its ledger timeline.
+ * @category models
+ */
+export interface RunDetail<S> extends LineageNode {
+  readonly header: AgentRun | null
+  readonly headerError?: string
+  readonly highWater: number | null
+  readonly ledgerProblem?: string
+  readonly tornTail: boolean
+  readonly timeline: ReadonlyArray<TimelineEntry<S>>
+}
+
+/**
+ * A session's runs: `roots` are runs with no parent in the session, `runs` readable runs in creation
+ * order, then unreadable ones.
+ * @category models
+ */
+export interface SessionDetail<S> {
+  readonly session: SessionRecord
+  readonly roots: ReadonlyArray<string>
+  readonly runs: ReadonlyArray<RunDetail<S>>
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A session's run folders; a folder without `run.json` is a create that never completed (decisions
+ * #10): no run, not a broken one.
+ * @category constructors
+ */
+export const listSessionRuns = async (
+  stores: FileStores,
+  sessionId: string,
+): Promise<E.Either<string, ReadonlyArray<ListedRun>>> => {
+  const listed = await stores.runs.list(sessionId)()
+  if (E.isLeft(listed)) return E.left(listed.left._tag)
+  return E.right(
+    listed.right.flatMap((entry): ReadonlyArray<ListedRun> =>
+      'header' in entry
+        ? [entry]
+        : entry.error._tag === 'NotFound'
+          ? []
+          : [{ runId: entry.runId, error: entry.error._tag }],
+    ),
+  )
+}
+
+/**
+ * Every session of the data directory with its latest top-level run, oldest first. A missing
+ * `sessions/` folder is no session; an unlistable one is a Left.
+ * @category constructors
+ */
+export const listSessionSummaries = async (
+  stores: FileStores,
+): Promise<E.Either<string, ReadonlyArray<SessionSummary>>> => {
+  const listed = await stores.sessions.list()()
+  if (E.isLeft(listed)) return E.left(listed.left._tag)
+  const summaries: Array<SessionSummary> = []
+  for (const sessionId of listed.right) {
+    const record = await stores.sessions.read(sessionId)()
+    const runs = await listSessionRuns(stores, sessionId)
+    const lock = await stores.ownerLocks.read(sessionId)()
+    summaries.push(
+      summarizeSession({
+        sessionId,
+        record: E.isRight(record)
+          ? { _tag: 'Read', record: record.right }
+          : { _tag: 'Unread', error: record.left._tag },
+        // A session whose runs cannot be listed shows no run rather than no session.
+        runs: E.isRight(runs) ? runs.right : [],
+        ownerAlive: E.isRight(lock) && (await ownerLockLiveness(lock.right)) === 'alive',
+      }),
+    )
+  }
+  return E.right(summaries.sort(compareSessions))
+}
+
+/**
+ * The most recent readable session from the session records alone (16 read at a time): picking a
+ * session costs no run header, ledger or lock.
+ * @category constructors
+ */
+export const findMostRecentSession = async (stores: FileStores): Promise<E.Either<string, string | undefined>> => {
+  const listed = await stores.sessions.list()()
+  if (E.isLeft(listed)) return E.left(listed.left._tag)
+  const ids = listed.right
+  let best: { readonly createdAt: string; readonly sessionId: string } | undefined
+  for (let at = 0; at < ids.length; at += 16) {
+    const records = await Promise.all(ids.slice(at, at + 16).map((id) => stores.sessions.read(id)()))
+    const readable = records.flatMap((record) =>
+      E.isRight(record) ? [{ createdAt: record.right.createdAt, sessionId: record.right.sessionId }] : [],
+    )
+    best = mostRecentSession(best === undefined ? readable : [best, ...readable])
+  }
+  return E.right(best?.sessionId)
+}
+
+const describeProblem = (problem: { readonly _tag: string; readonly line: number }): string =>
+  problem._tag === 'Unreadable' ? `unreadable at line ${problem.line}` : `a row of another run at line ${problem.line}`
+
+/**
+ * A session's runs as a lineage tree, each with its ledger as a timeline of `summarize`'s rows.
+ * @category constructors
+ */
+export const loadSessionDetail = async <S extends { readonly toolCallId?: string }>(
+  stores: FileStores,
+  session: SessionRecord,
+  summarize: () => (event: RuntimeEvent) => S,
+): Promise<E.Either<string, SessionDetail<S>>> => {
+  const listed = await listSessionRuns(stores, session.sessionId)
+  if (E.isLeft(listed)) return listed
+  const headers = new Map(listed.right.flatMap((run) => ('header' in run ? [[run.runId, run.header] as const] : [])))
+  const errors = new Map(listed.right.flatMap((run) => ('error' in run ? [[run.runId, run.error] as const] : [])))
+  const lineage = sessionLineage(listed.right)
+  const runs: Array<RunDetail<S>> = []
+  for (const node of lineage.nodes) {
+    const header = headers.get(node.runId)
+    if (header === undefined) {
+      runs.push({
+        ...node,
+        header: null,
+        headerError: errors.get(node.runId) ?? 'Unreadable',
+        highWater: null,
+        tornTail: false,
+        timeline: [],
+      })
+      continue
+    }
+    const ledger = await stores.events.read(session.sessionId, header.runId)()
+    if (E.isLeft(ledger)) {
+      runs.push({ ...node, header, highWater: null, ledgerProblem: ledger.left._tag, tornTail: false, timeline: [] })
+      continue
+    }
+    const { events, highWater, problem, tornTail } = ledger.right
+    runs.push({
+      ...node,
+      header,
+      highWater,
+      ...(problem === null ? {} : { ledgerProblem: describeProblem(problem) }),
+      tornTail: tornTail !== null,
+      timeline: ledgerTimeline(events, summarize()),
+    })
+  }
+  return E.right({ session, roots: lineage.roots, runs })
+}
