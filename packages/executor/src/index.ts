@@ -23,7 +23,8 @@ export {
   abandonedTerminal,
 } from './decideRecovery.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
-export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime, makeRuntime } from './makeRuntime.js'
+export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime } from './Runtime.js'
+export { makeRuntime } from './makeRuntime.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
