@@ -103,7 +103,11 @@ export type PerformWrites = (
  */
 export const makePerformWrites =
   (deps: {
-    readonly stores: FileStores
+    /** Only the two header writes go to the stores directly; rows go through the run's writer. */
+    readonly stores: {
+      readonly claims: Pick<FileStores['claims'], 'claimBoundary'>
+      readonly runs: Pick<FileStores['runs'], 'create'>
+    }
     readonly newRunWriter: (header: AgentRun) => RunWriter
     readonly crashPoint: (runId: string) => (point: CrashPoint) => Promise<void>
   }): PerformWrites =>
