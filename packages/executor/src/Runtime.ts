@@ -4,7 +4,7 @@
 import type { TerminalRunStatus } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import type { StoreError } from '@maka/stores'
-import type { RecoveryReport } from './startupRecovery.js'
+import type { RecoveryReport } from './RecoveryAction.js'
 import type { ContinuationRejectionCode } from './RuntimeDeps.js'
 
 /**
