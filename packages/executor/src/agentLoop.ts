@@ -7,6 +7,7 @@ import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
 import { type ModelProvider, ProviderError, failureClassOfProviderError, materializeHistory } from '@maka/providers'
 import type { Tool, ToolOutcome } from '@maka/tools'
+import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriter } from './runWriter.js'
 import type { FileStores } from '@maka/stores'
@@ -91,93 +92,6 @@ const shellRecorder = (stores: FileStores) => ({
     if (E.isLeft(result)) throw new Error(`recording a shell run failed: ${result.left._tag}`)
   },
 })
-
-// The preview is for the person answering, in the terminal only: it is never written to the ledger.
-const describeCall = (tool: Tool, args: unknown): string | undefined => {
-  try {
-    return tool.describeCall?.(args)
-  } catch {
-    return undefined
-  }
-}
-
-// Resolves 'deny' as soon as the run is cancelled, so a pending question cannot hold a cancel open.
-const untilAborted = (
-  answer: Promise<'allow' | 'deny'>,
-  signal: AbortSignal | undefined,
-): Promise<'allow' | 'deny'> => {
-  if (signal === undefined) return answer
-  if (signal.aborted) return Promise.resolve('deny')
-  return new Promise((resolve) => {
-    const onAbort = () => resolve('deny')
-    signal.addEventListener('abort', onAbort, { once: true })
-    answer.then(
-      (decision) => {
-        signal.removeEventListener('abort', onAbort)
-        resolve(signal.aborted ? 'deny' : decision)
-      },
-      () => {
-        signal.removeEventListener('abort', onAbort)
-        resolve('deny')
-      },
-    )
-  })
-}
-
-const authorise = async (
-  input: LoopInput,
-  tool: Tool,
-  toolCallId: string,
-  args: unknown,
-): Promise<'allow' | 'deny'> => {
-  if (!tool.mutates) return 'allow'
-  const { writer } = input
-  const requestId = `perm-${toolCallId}`
-  await writer.append({
-    role: 'system',
-    author: 'system',
-    actions: {
-      permissionRequest: {
-        requestId: requestId as NonEmptyString,
-        toolName: tool.name as NonEmptyString,
-        toolCallId: toolCallId as NonEmptyString,
-      },
-    },
-  })
-  let decision: 'allow' | 'deny' = input.permissionMode === 'allow' ? 'allow' : 'deny'
-  if (input.permissionMode === 'ask') {
-    if (input.askPermission === undefined) {
-      decision = 'deny'
-    } else {
-      await writer.setStatus('waiting_permission')
-      const header = writer.header()
-      const preview = describeCall(tool, args)
-      decision = await untilAborted(
-        input.askPermission({
-          sessionId: header.sessionId,
-          runId: header.runId,
-          requestId,
-          toolName: tool.name,
-          toolCallId,
-          ...(preview === undefined ? {} : { preview }),
-        }),
-        input.signal,
-      )
-      await writer.setStatus('running')
-    }
-  }
-  // A cancelled question was answered by nobody: the runtime denies it, and says so.
-  const answeredByUser =
-    input.permissionMode === 'ask' && input.askPermission !== undefined && input.signal?.aborted !== true
-  // A decision is a system fact, never a user message; `author` says who decided (the person under
-  // `ask`, the configured mode otherwise).
-  await writer.append({
-    role: 'system',
-    author: answeredByUser ? 'user' : 'system',
-    actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
-  })
-  return decision
-}
 
 const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls'][number]): Promise<ToolOutcome> => {
   const header = input.writer.header()

@@ -172,3 +172,31 @@ export const abandonedTerminal = (header: AgentRun, stamp: RecoveryStamp): { eve
     FailureClass.continuation_abandoned_before_start,
     'The continuation was claimed but never started.',
   )
+
+/**
+ * The writes that close a claim whose target header never appeared: the target header, then its
+ * durable terminal event, then the terminal header.
+ * @category models
+ */
+export interface AbandonedClaimRepair {
+  readonly header: AgentRun
+  readonly terminal: RuntimeEvent
+  readonly closedHeader: AgentRun
+}
+
+/**
+ * Decides the repair of an abandoned claim. The target inherits the source's cwd, model and
+ * workspace identity: it is a link of the source's chain (decisions #9), and without the identity it
+ * would park as workspace_identity_missing for good.
+ * @category constructors
+ */
+export const decideAbandonedClaim = (
+  claim: ContinuationClaim,
+  source: Pick<AgentRun, 'cwd' | 'providerId' | 'modelId' | 'providerBaseUrl' | 'workspaceIdentity'>,
+  createdAt: IsoTimestamp,
+  stamp: RecoveryStamp,
+): AbandonedClaimRepair => {
+  const header = abandonedTargetHeader(claim, source, createdAt)
+  const closing = abandonedTerminal(header, stamp)
+  return { header, terminal: closing.event, closedHeader: closing.header }
+}

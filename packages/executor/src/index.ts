@@ -1,8 +1,8 @@
 /**
  * @maka/executor — the run lifecycle (normal turns), safe continuation execution (guard,
  * revalidation, durable claim, continuation-start, provider replay), session ownership and
- * startup recovery. The recovery decider and revalidation are pure; the runtime is the shell
- * that performs what they decide.
+ * startup recovery. The deciders (`decide*`) and revalidation are pure and return writes as data;
+ * the runtime is the shell that performs what they decide, in the contract's order.
  */
 export {
   type PermissionMode,
@@ -21,9 +21,20 @@ export {
   decideRunRecovery,
   abandonedTargetHeader,
   abandonedTerminal,
+  type AbandonedClaimRepair,
+  decideAbandonedClaim,
 } from './decideRecovery.js'
+export { type ProviderIdentity, type TurnStartInput, type TurnStart, decideTurnStart } from './decideTurnStart.js'
+export {
+  type ApprovedContinuation,
+  type ContinuationInput,
+  type ContinuationStart,
+  decideContinuation,
+} from './decideContinuation.js'
+export { type RunTerminal, decideTerminal } from './decideTerminal.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
-export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime, makeRuntime } from './makeRuntime.js'
+export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime } from './Runtime.js'
+export { makeRuntime } from './makeRuntime.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
 export {
   type RunDetail,

@@ -64,6 +64,12 @@ export const notifyObserver = (notify: () => void): void => {
   }
 }
 
+/**
+ * The stamp of a run's row number `row` (1-based): ids are positional, so a replay names rows alike.
+ * @category constructors
+ */
+export const rowStamp = (runId: string, row: number, ts: number): RowStamp => ({ eventId: `${runId}-e${row}`, ts })
+
 const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreError, A>>): Promise<A> => {
   const result = await task()
   if (E.isLeft(result)) throw new RunWriteError(operation, result.left)
@@ -87,7 +93,7 @@ export const makeRunWriter = (deps: {
   const committed: Array<RuntimeEvent> = []
   const { sessionId, runId } = header
 
-  const stamp = (): RowStamp => ({ eventId: `${runId}-e${rows + 1}`, ts: deps.clock().getTime() })
+  const stamp = (): RowStamp => rowStamp(runId, rows + 1, deps.clock().getTime())
 
   const appendRow = async (row: RuntimeEvent, options: { readonly durable?: boolean } = {}) => {
     // One accepted terminal event per invocation: late rows are drained, not written.

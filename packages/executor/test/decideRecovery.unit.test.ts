@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { AgentRun, IsoTimestamp, RunStatus, RuntimeEvent } from '@maka/events'
+import type { AgentRun, ContinuationClaim, IsoTimestamp, RunStatus, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { decideRunRecovery, type RecoveryLedger, type RunRecoveryDecision } from '../src/index.js'
+import { decideAbandonedClaim, decideRunRecovery, type RecoveryLedger, type RunRecoveryDecision } from '../src/index.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'inv-1', runId: 'run-1', turnId: 'turn-1' }
 
@@ -220,4 +220,51 @@ describe('decideRunRecovery', () => {
       expect(second).toEqual({ _tag: 'Consistent' })
     })
   })
+})
+
+describe('decideAbandonedClaim', () => {
+  const claim = {
+    sessionId: 'session-1',
+    sourceInvocationId: 'inv-1',
+    sourceRunId: 'run-1',
+    sourceTurnId: 'turn-1',
+    sourceRuntimeEventHighWater: 3,
+    targetInvocationId: 'inv-2',
+    targetRunId: 'run-2',
+    targetTurnId: 'turn-2',
+    claimedAt: '2026-01-01T00:00:02.000Z',
+  } as unknown as ContinuationClaim
+  const createdAt = '2026-01-02T00:00:00.000Z' as IsoTimestamp
+  const closeStamp = { now: '2026-01-02T00:00:01.000Z' as IsoTimestamp, ts: 1_767_312_001_000, eventId: 'run-2-e1' }
+
+  const sources: ReadonlyArray<readonly [string, Readonly<Record<string, string>>, ReadonlyArray<string>]> = [
+    ['a source with endpoint and workspace identity', { providerBaseUrl: 'http://x', workspaceIdentity: 'ws-1' }, []],
+    ['a source without them', {}, ['providerBaseUrl', 'workspaceIdentity']],
+  ]
+  for (const [name, extra, absent] of sources) {
+    it(`creates the target from the claim and ${name}, then closes it as abandoned`, () => {
+      const source = headerWith('failed', extra)
+      const repair = decideAbandonedClaim(claim, source, createdAt, closeStamp)
+      expect(repair.header).toMatchObject({
+        runId: 'run-2',
+        turnId: 'turn-2',
+        invocationId: 'inv-2',
+        status: 'created',
+        cwd: source.cwd,
+        createdAt,
+        parentRunId: 'run-1',
+        continuationSource: { sourceRunId: 'run-1', sourceRuntimeEventHighWater: 3 },
+        ...extra,
+      })
+      for (const field of absent) expect(repair.header).not.toHaveProperty(field)
+      expect(repair.terminal).toMatchObject({ id: 'run-2-e1', runId: 'run-2', status: 'failed' })
+      expect(repair.closedHeader).toMatchObject({
+        status: 'failed',
+        failureClass: 'continuation_abandoned_before_start',
+        completedAt: closeStamp.now,
+      })
+      // Applying the repair leaves a run the run decider finds consistent: the pass is idempotent.
+      expect(decideRunRecovery(repair.closedHeader, ledgerOf([repair.terminal]), stamp)._tag).toBe('Consistent')
+    })
+  }
 })

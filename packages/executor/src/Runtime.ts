@@ -1,0 +1,104 @@
+/**
+ * The runtime's interface and the results of its operations.
+ */
+import type { TerminalRunStatus } from '@maka/events'
+import type { ContinuationPlan } from '@maka/planner'
+import type { StoreError } from '@maka/stores'
+import type { RecoveryReport } from './RecoveryAction.js'
+import type { ContinuationRejectionCode } from './RuntimeDeps.js'
+
+/**
+ * A normal turn's request.
+ * @category models
+ */
+export interface TurnRequest {
+  /** An existing session, or the id of a new one; a fresh id when omitted. */
+  readonly sessionId?: string
+  /** The workspace of a new session; an existing session keeps its recorded cwd. */
+  readonly cwd: string
+  readonly prompt: string
+}
+
+/**
+ * How a normal turn ended.
+ * @category models
+ */
+export type TurnResult =
+  | {
+      readonly _tag: 'Finished'
+      readonly sessionId: string
+      readonly runId: string
+      readonly status: TerminalRunStatus
+      readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
+    }
+  | {
+      readonly _tag: 'Refused'
+      readonly code: string
+      readonly message: string
+      /** The store failure that refused the turn (`store_failed`), kept typed for the host. */
+      readonly error?: StoreError
+    }
+  | {
+      readonly _tag: 'Interrupted'
+      readonly sessionId: string
+      readonly runId: string
+      readonly message: string
+      /** The write that failed mid-run; the run stays non-terminal until recovery closes it. */
+      readonly error?: StoreError
+    }
+
+/**
+ * How the execution of a plan ended.
+ * @category models
+ */
+export type ContinuationResult =
+  | { readonly _tag: 'Parked'; readonly plan: ContinuationPlan }
+  | {
+      readonly _tag: 'Rejected'
+      readonly codes: ReadonlyArray<ContinuationRejectionCode>
+      readonly messages: ReadonlyArray<string>
+    }
+  | {
+      readonly _tag: 'Failed'
+      /** `ownership`: owner.lock could not be taken for a reason other than a live owner. */
+      readonly stage: 'ownership' | 'claim' | 'continuation_start' | 'run'
+      readonly targetRunId: string
+      readonly errorClass: string
+      readonly message: string
+      /** The store failure behind it, kept typed for the host (`IoFailed` names operation and errno). */
+      readonly error?: StoreError
+    }
+  | {
+      readonly _tag: 'Finished'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+      readonly targetTurnId: string
+      readonly status: TerminalRunStatus
+      readonly failureClass?: string
+      /** The failure's human sentence (secret-free, as in the terminal event). */
+      readonly failureMessage?: string
+    }
+
+/**
+ * The runtime's operations.
+ * @category models
+ */
+export interface Runtime {
+  runTurn(request: TurnRequest): Promise<TurnResult>
+  plan(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationPlan>
+  execute(plan: ContinuationPlan): Promise<ContinuationResult>
+  /** Plans the latest safe boundary and executes it when the plan says continue. */
+  resume(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationResult>
+  recover(options?: { readonly sessionIds?: ReadonlyArray<string> }): Promise<RecoveryReport>
+  /**
+   * Cancels the active run (a normal turn or a continuation), e.g. on Ctrl+C: the model stream is
+   * aborted, a running shell command's process group is killed (other tools finish), then the
+   * terminal event (`cancelled`, `user_interrupted`) and the terminal header are written durably
+   * and the owner lock is released when the pending `runTurn`/`execute` call returns. Returns the
+   * cancelled run's id, or null when no run is active.
+   */
+  cancel(): string | null
+}

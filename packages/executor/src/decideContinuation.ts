@@ -1,0 +1,97 @@
+/**
+ * The writes of an approved continuation, decided as data from the plan and the revalidated
+ * source header: the boundary claim, the target's `created` header and the continuation-start row.
+ * Nothing here performs them; the performer writes them in the contract's order.
+ */
+import {
+  type AgentRun,
+  type ContinuationClaim,
+  type ContinuationSource,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type NonNegativeInt,
+  type RowStamp,
+  type RunId,
+  type RuntimeEvent,
+  type SessionId,
+  makeContinuationStartEvent,
+} from '@maka/events'
+import type { ContinuationPlan } from '@maka/planner'
+import { type ProviderIdentity, providerBaseUrlOf } from './decideTurnStart.js'
+
+/**
+ * The approved continuation of a plan.
+ * @category models
+ */
+export type ApprovedContinuation = NonNullable<ContinuationPlan['continuation']>
+
+/**
+ * What a continuation's writes are decided from: the plan, the source header revalidation read,
+ * and the time, provider and row stamp given as data.
+ * @category models
+ */
+export interface ContinuationInput {
+  readonly continuation: ApprovedContinuation
+  readonly sourceHeader: AgentRun
+  readonly provider: ProviderIdentity
+  readonly createdAt: IsoTimestamp
+  /** The stamp of the target's first row. */
+  readonly stamp: RowStamp
+}
+
+/**
+ * The writes that start a continuation, before any provider call.
+ * @category models
+ */
+export interface ContinuationStart {
+  readonly continuationSource: ContinuationSource
+  readonly claim: ContinuationClaim
+  readonly header: AgentRun
+  readonly startRow: RuntimeEvent
+}
+
+/**
+ * Decides the claim, the target header and the continuation-start row. The target keeps the
+ * source's recorded cwd and the workspace identity the plan was made against.
+ * @category constructors
+ */
+export const decideContinuation = (input: ContinuationInput): ContinuationStart => {
+  const c = input.continuation
+  const continuationSource: ContinuationSource = {
+    sourceInvocationId: c.sourceInvocationId as NonEmptyString,
+    sourceRunId: c.sourceRunId as RunId,
+    sourceTurnId: c.sourceTurnId as NonEmptyString,
+    sourceRuntimeEventHighWater: c.sourceRuntimeEventHighWater as NonNegativeInt,
+  }
+  const header: AgentRun = {
+    runId: c.runId as RunId,
+    sessionId: c.sessionId as SessionId,
+    turnId: c.turnId as NonEmptyString,
+    invocationId: c.invocationId as NonEmptyString,
+    status: 'created',
+    cwd: input.sourceHeader.cwd,
+    providerId: input.provider.providerId as NonEmptyString,
+    modelId: input.provider.modelId as NonEmptyString,
+    ...providerBaseUrlOf(input.provider),
+    createdAt: input.createdAt,
+    updatedAt: input.createdAt,
+    workspaceIdentity: c.safetySnapshot.workspaceIdentity as NonEmptyString,
+    parentRunId: c.sourceRunId as RunId,
+    parentTurnId: c.sourceTurnId as NonEmptyString,
+    continuationSource,
+  }
+  const claim: ContinuationClaim = {
+    sessionId: c.sessionId as SessionId,
+    ...continuationSource,
+    targetInvocationId: header.invocationId,
+    targetRunId: header.runId,
+    targetTurnId: header.turnId,
+    claimedAt: input.createdAt,
+  }
+  return {
+    continuationSource,
+    claim,
+    header,
+    startRow: makeContinuationStartEvent(header, input.stamp, continuationSource),
+  }
+}

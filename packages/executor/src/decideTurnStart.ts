@@ -1,0 +1,84 @@
+/**
+ * The first rows of a normal turn, decided as data: the `created` header and the initial user
+ * event. Time, ids and the provider's identity arrive as inputs, so the decision is pure; the
+ * performer writes them in the contract's order.
+ */
+import {
+  type AgentRun,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type RowStamp,
+  type RunId,
+  type RuntimeEvent,
+  type SessionId,
+  makeInitialUserEvent,
+} from '@maka/events'
+
+/**
+ * The model a run is recorded against; the endpoint lets a resume build the same provider.
+ * @category models
+ */
+export interface ProviderIdentity {
+  readonly providerId: string
+  readonly modelId: string
+  readonly baseUrl?: string | undefined
+}
+
+/**
+ * What a normal turn's start is decided from.
+ * @category models
+ */
+export interface TurnStartInput {
+  readonly sessionId: string
+  readonly runId: string
+  readonly turnId: string
+  readonly invocationId: string
+  readonly cwd: string
+  /** Only when the safety inspection ran (the resume flag is on). */
+  readonly workspaceIdentity?: string | undefined
+  readonly provider: ProviderIdentity
+  readonly prompt: string
+  readonly createdAt: IsoTimestamp
+  /** The stamp of the run's first row. */
+  readonly stamp: RowStamp
+}
+
+/**
+ * The writes that open a normal turn.
+ * @category models
+ */
+export interface TurnStart {
+  readonly header: AgentRun
+  readonly initialUser: RuntimeEvent
+}
+
+/**
+ * A local model has no endpoint, and an empty one is not recorded.
+ * @category constructors
+ */
+export const providerBaseUrlOf = (provider: ProviderIdentity): Pick<AgentRun, 'providerBaseUrl'> =>
+  provider.baseUrl === undefined || provider.baseUrl === ''
+    ? {}
+    : { providerBaseUrl: provider.baseUrl as NonEmptyString }
+
+/**
+ * Decides the header and the initial user event of a normal turn.
+ * @category constructors
+ */
+export const decideTurnStart = (input: TurnStartInput): TurnStart => {
+  const header: AgentRun = {
+    runId: input.runId as RunId,
+    sessionId: input.sessionId as SessionId,
+    turnId: input.turnId as NonEmptyString,
+    invocationId: input.invocationId as NonEmptyString,
+    status: 'created',
+    cwd: input.cwd as AgentRun['cwd'],
+    providerId: input.provider.providerId as NonEmptyString,
+    modelId: input.provider.modelId as NonEmptyString,
+    ...providerBaseUrlOf(input.provider),
+    createdAt: input.createdAt,
+    updatedAt: input.createdAt,
+    ...(input.workspaceIdentity === undefined ? {} : { workspaceIdentity: input.workspaceIdentity as NonEmptyString }),
+  }
+  return { header, initialUser: makeInitialUserEvent(header, input.stamp, input.prompt) }
+}

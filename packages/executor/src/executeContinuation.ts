@@ -1,0 +1,189 @@
+/**
+ * Execution of an approved plan: the in-process guard, ownership, fresh revalidation, then the
+ * decided claim, target header and continuation-start row, the provider replay and the terminal
+ * writes — with a lifecycle event for each way it can end. The source ledger is only ever read.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import { describeParkReason, ExecutionRejectionSentences } from '@maka/events'
+import type { ContinuationPlan } from '@maka/planner'
+import { type StoreError, describeStoreError } from '@maka/stores'
+import { type ApprovedContinuation, decideContinuation } from './decideContinuation.js'
+import { failureClassOfOutcome, failureOf } from './decideTerminal.js'
+import { emitSafely } from './lifecycle.js'
+import { observeBoundary } from './observeBoundary.js'
+import { continuationStartWrites, runningWrites } from './performWrites.js'
+import { revalidate } from './revalidate.js'
+import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
+import type { ContinuationResult } from './Runtime.js'
+import type { ContinuationRejectionCode } from './RuntimeDeps.js'
+import { rowStamp } from './runWriter.js'
+import { loadSessionHistory } from './sessionMemory.js'
+
+const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
+  _tag: 'Rejected',
+  codes,
+  messages: codes.map((code) =>
+    code === 'session_owner_alive' || code === 'resume_feature_disabled'
+      ? describeParkReason(code)
+      : ExecutionRejectionSentences[code],
+  ),
+})
+
+/**
+ * The runtime's `execute` over the shared parts.
+ * @category constructors
+ */
+export const makeExecuteContinuation = (
+  ctx: RunContext,
+): ((approved: ContinuationPlan) => Promise<ContinuationResult>) => {
+  const { deps, stores } = ctx
+
+  const emitExecutionFailed = (c: ApprovedContinuation, targetRunId: string | null, errorClass: string) =>
+    emitSafely(deps.sink, {
+      type: 'execution_failed',
+      sessionId: c.sessionId,
+      sourceRunId: c.sourceRunId,
+      targetRunId,
+      errorClass,
+    })
+
+  const executeOwned = async (c: ApprovedContinuation, signal: AbortSignal): Promise<ContinuationResult> => {
+    const observed = await observeBoundary(stores, deps.inspector, c)
+    const codes = revalidate(c, observed)
+    if (codes.length > 0 || observed.sourceHeader === null) {
+      emitExecutionFailed(c, c.runId, codes[0] ?? 'revalidation_failed')
+      return reject(codes)
+    }
+    // The turns before this lineage; the plan's runtime context carries the lineage itself.
+    const earlier = await loadSessionHistory(stores, c.sessionId, { before: c.sourceRunId })
+    if (E.isLeft(earlier)) {
+      emitExecutionFailed(c, c.runId, 'session_history_unreadable')
+      return reject(['session_history_unreadable'])
+    }
+    const provider = deps.providerFor({ kind: 'continuation', runId: c.runId })
+    const createdAt = ctx.nowIso()
+    const start = decideContinuation({
+      continuation: c,
+      sourceHeader: observed.sourceHeader,
+      provider,
+      createdAt,
+      stamp: rowStamp(c.runId, 1, ctx.clock().getTime()),
+    })
+    const failed = (
+      stage: 'claim' | 'continuation_start' | 'run',
+      errorClass: string,
+      message: string,
+      cause: { readonly error?: StoreError } = {},
+    ): ContinuationResult => {
+      emitExecutionFailed(c, c.runId, errorClass)
+      return { _tag: 'Failed', stage, targetRunId: c.runId, errorClass, message, ...cause }
+    }
+
+    const opened = await ctx.perform(continuationStartWrites(start))
+    if (E.isLeft(opened)) {
+      if (opened.left._tag === 'Interrupted') {
+        // Fail closed: no provider call, no terminal header; recovery closes the target later.
+        const cause = opened.left.cause
+        return failed(
+          'continuation_start',
+          errorClassOf(cause),
+          'The continuation-start event could not be made durable.',
+          storeErrorOf(cause),
+        )
+      }
+      const error = opened.left.error
+      const conflict: ContinuationRejectionCode | null =
+        error._tag === 'ClaimConflict'
+          ? 'continuation_claim_conflict'
+          : error._tag === 'RunAlreadyExists'
+            ? 'target_run_conflict'
+            : null
+      if (conflict === null) return failed('claim', `store_${error._tag}`, describeStoreError(error), { error })
+      // Reported like the same code found by revalidation: a lost claim race is a refused execution too.
+      emitExecutionFailed(c, c.runId, conflict)
+      return reject([conflict])
+    }
+    const writer = opened.right
+    emitSafely(deps.sink, {
+      type: 'execution_started',
+      sessionId: c.sessionId,
+      sourceRunId: c.sourceRunId,
+      targetRunId: c.runId,
+    })
+    const stopped = (cause: unknown) =>
+      failed(
+        'run',
+        errorClassOf(cause),
+        'The continuation stopped before it could finish; recovery will close it.',
+        storeErrorOf(cause),
+      )
+    try {
+      const running = await ctx.perform(runningWrites, writer)
+      if (E.isLeft(running)) return stopped(running.left._tag === 'Interrupted' ? running.left.cause : undefined)
+      const history = [...earlier.right, ...c.runtimeContext]
+      const outcome = await ctx.runLoop({ writer, provider, history, cwd: start.header.cwd, signal })
+      const status = await ctx.finishRun(writer, outcome)
+      if (E.isLeft(status)) return stopped(status.left._tag === 'Interrupted' ? status.left.cause : undefined)
+      const failureClass = failureClassOfOutcome(outcome)
+      if (failureClass !== undefined) {
+        emitExecutionFailed(c, c.runId, failureClass)
+      } else {
+        emitSafely(deps.sink, {
+          type: 'execution_completed',
+          sessionId: c.sessionId,
+          sourceRunId: c.sourceRunId,
+          targetRunId: c.runId,
+        })
+      }
+      return {
+        _tag: 'Finished',
+        sessionId: c.sessionId,
+        sourceRunId: c.sourceRunId,
+        targetRunId: c.runId,
+        targetTurnId: c.turnId,
+        status: status.right,
+        ...failureOf(outcome),
+      }
+    } catch (error) {
+      return stopped(error)
+    }
+  }
+
+  return async (approved) => {
+    const c = approved.continuation
+    if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
+    // A plan made elsewhere is not a licence: without the flag nothing is executed.
+    if (!deps.safeBoundaryResumeEnabled) return reject(['resume_feature_disabled'])
+    const entered = ctx.guard.enterContinuation(c)
+    if (E.isLeft(entered)) return reject([entered.left])
+    const lease = entered.right
+    try {
+      const owned = await ctx.ownership.acquireOwnership(c.sessionId)
+      if (E.isLeft(owned)) {
+        if (owned.left._tag === 'OwnerLockHeld') {
+          emitExecutionFailed(c, null, 'session_owner_alive')
+          return reject(['session_owner_alive'])
+        }
+        // Not a live owner: a write that failed (a full disk, a read-only folder) is a failure,
+        // never reported as someone else owning the session.
+        const errorClass = `store_${owned.left._tag}`
+        emitExecutionFailed(c, null, errorClass)
+        return {
+          _tag: 'Failed',
+          stage: 'ownership',
+          targetRunId: c.runId,
+          errorClass,
+          message: describeStoreError(owned.left),
+          error: owned.left,
+        }
+      }
+      try {
+        return await executeOwned(c, lease.signal)
+      } finally {
+        await ctx.ownership.releaseOwnership(c.sessionId, owned.right)
+      }
+    } finally {
+      lease.release()
+    }
+  }
+}

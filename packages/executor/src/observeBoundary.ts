@@ -1,0 +1,56 @@
+/**
+ * What revalidation looks at, read fresh just before a continuation's claim: the source header
+ * and ledger, the host facts, and who (if anyone) already holds the boundary.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import type { HostInspector } from '@maka/host-inspector'
+import type { FileStores } from '@maka/stores'
+import type { ApprovedContinuation } from './decideContinuation.js'
+import { observeHostFacts } from './portAdapters.js'
+import type { RevalidationObservation } from './revalidate.js'
+
+/**
+ * Reads the observation revalidation judges; an unreadable run list or claim fails closed as a
+ * boundary held by an unknown run.
+ * @category constructors
+ */
+export const observeBoundary = async (
+  stores: FileStores,
+  inspector: HostInspector,
+  c: ApprovedContinuation,
+): Promise<RevalidationObservation> => {
+  const header = await stores.runs.read(c.sessionId, c.sourceRunId)()
+  const ledger = await stores.events.read(c.sessionId, c.sourceRunId)()
+  const facts = E.isRight(header) ? await observeHostFacts(stores, inspector)(c.sessionId, header.right)() : null
+  const runs = await stores.runs.list(c.sessionId)()
+  const claim = await stores.claims.read(c.sessionId, c.sourceRunId, c.sourceRuntimeEventHighWater)()
+  let holder: string | null = null
+  let targetExists = false
+  if (E.isRight(runs)) {
+    for (const entry of runs.right) {
+      if (entry.runId === c.runId) targetExists = true
+      if ('header' in entry) {
+        const source = entry.header.continuationSource
+        if (
+          source !== undefined &&
+          source.sourceRunId === c.sourceRunId &&
+          source.sourceRuntimeEventHighWater === c.sourceRuntimeEventHighWater
+        ) {
+          holder = entry.runId
+        }
+      }
+    }
+  } else {
+    // Without the list we cannot prove the boundary is free: fail closed.
+    holder = 'unknown'
+  }
+  if (E.isLeft(claim)) holder = holder ?? 'unknown'
+  else if (claim.right !== null) holder = holder ?? claim.right.targetRunId
+  return {
+    sourceHeader: E.isRight(header) ? header.right : null,
+    ledger: E.isRight(ledger) ? ledger.right : null,
+    facts: facts !== null && E.isRight(facts) ? facts.right : null,
+    existingBoundaryHolder: holder,
+    targetRunExists: targetExists,
+  }
+}

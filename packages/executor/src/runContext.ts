@@ -1,0 +1,113 @@
+/**
+ * What a turn and a continuation share: the runtime's settings with their defaults, the guard,
+ * ownership, the performer, and the model/tool loop with this runtime's tools and observers.
+ */
+import { randomUUID } from 'node:crypto'
+import * as E from 'fp-ts/lib/Either.js'
+import type { AgentRun, IsoTimestamp, RuntimeEvent, TerminalRunStatus } from '@maka/events'
+import type { ModelProvider } from '@maka/providers'
+import type { FileStores, StoreError } from '@maka/stores'
+import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
+import { decideTerminal } from './decideTerminal.js'
+import { type Ownership, makeOwnership } from './ownership.js'
+import { type PerformWrites, type WriteFailure, makePerformWrites, terminalWrites } from './performWrites.js'
+import type { CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
+import { type RunGuard, makeRunGuard } from './runGuard.js'
+import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
+
+/**
+ * The runtime's shared parts.
+ * @category models
+ */
+export interface RunContext {
+  readonly deps: RuntimeDeps
+  readonly stores: FileStores
+  readonly clock: () => Date
+  readonly nowIso: () => IsoTimestamp
+  readonly newId: (kind: 'session' | 'run' | 'invocation' | 'turn') => string
+  readonly guard: RunGuard
+  readonly ownership: Ownership
+  readonly perform: PerformWrites
+  readonly newRunWriter: (header: AgentRun) => RunWriter
+  /** The model/tool loop for one run. */
+  readonly runLoop: (input: {
+    readonly writer: RunWriter
+    readonly provider: ModelProvider
+    readonly history: ReadonlyArray<RuntimeEvent>
+    readonly cwd: string
+    readonly signal: AbortSignal
+  }) => Promise<LoopOutcome>
+  /** Decides and performs the run's terminal writes. */
+  readonly finishRun: (writer: RunWriter, outcome: LoopOutcome) => Promise<E.Either<WriteFailure, TerminalRunStatus>>
+}
+
+const DEFAULT_SYSTEM_PROMPT =
+  'You are a careful coding agent. Use the tools to inspect and change files in the workspace, then answer briefly.'
+
+const defaultNewId = (kind: 'session' | 'run' | 'invocation' | 'turn'): string =>
+  `${kind === 'invocation' ? 'inv' : kind}-${randomUUID().replace(/-/g, '').slice(0, 20)}`
+
+/**
+ * The error class a stopped run reports: the store failure's tag, or a runtime error.
+ * @category constructors
+ */
+export const errorClassOf = (error: unknown): string =>
+  error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
+
+/**
+ * The typed store failure behind a stopped run, when there is one.
+ * @category constructors
+ */
+export const storeErrorOf = (error: unknown): { readonly error?: StoreError } =>
+  error instanceof RunWriteError ? { error: error.storeError } : {}
+
+/**
+ * Builds the shared parts from the runtime's dependencies.
+ * @category constructors
+ */
+export const makeRunContext = (deps: RuntimeDeps): RunContext => {
+  const stores = deps.stores
+  const clock = deps.clock ?? (() => new Date())
+  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const crashPoint = (runId: string) => async (point: CrashPoint) => {
+    if (deps.onCrashPoint !== undefined) await deps.onCrashPoint(point, { runId })
+  }
+  const newRunWriter = (header: AgentRun): RunWriter =>
+    makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
+  const perform = makePerformWrites({ stores, newRunWriter, crashPoint })
+
+  return {
+    deps,
+    stores,
+    clock,
+    nowIso,
+    newId: deps.newId ?? defaultNewId,
+    guard: makeRunGuard(),
+    ownership: makeOwnership(stores, deps.inspector),
+    perform,
+    newRunWriter,
+    runLoop: ({ writer, provider, history, cwd, signal }) =>
+      runAgentLoop({
+        signal,
+        writer,
+        provider,
+        history,
+        tools: deps.tools,
+        systemPrompt: deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+        permissionMode: deps.permissionMode ?? 'allow',
+        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
+        ...(deps.observer ? { observer: deps.observer } : {}),
+        stores,
+        cwd,
+        maxModelSteps: deps.maxModelSteps ?? 24,
+        crashPoint: crashPoint(writer.header().runId),
+      }),
+    finishRun: async (writer, outcome) => {
+      // The stamp is taken before the completion time, as the rows and header record them.
+      const stamp = writer.stamp()
+      const terminal = decideTerminal(writer.header(), outcome, stamp, nowIso())
+      const performed = await perform(terminalWrites(terminal), writer)
+      return E.map(() => terminal.status)(performed)
+    },
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * A normal turn: guard, ownership, the session's workspace and history (all read before anything
+ * of the turn is written), then the decided first rows, the model/tool loop and the terminal writes.
+ */
+import { realpath } from 'node:fs/promises'
+import * as E from 'fp-ts/lib/Either.js'
+import { type AgentRun, type SessionId, ExecutionRejectionSentences, describeParkReason, isSafeId } from '@maka/events'
+import { observeWorkspace } from '@maka/host-inspector'
+import { type StoreError, describeStoreError } from '@maka/stores'
+import { decideTurnStart } from './decideTurnStart.js'
+import { failureOf } from './decideTerminal.js'
+import { turnStartWrites } from './performWrites.js'
+import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
+import { rowStamp } from './runWriter.js'
+import type { TurnRequest, TurnResult } from './Runtime.js'
+import { describeSessionHistoryProblem, loadSessionHistory } from './sessionMemory.js'
+
+const stripTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
+
+const storeRefusal = (error: StoreError): TurnResult => ({
+  _tag: 'Refused',
+  code: 'store_failed',
+  message: describeStoreError(error),
+  error,
+})
+
+/**
+ * The runtime's `runTurn` over the shared parts.
+ * @category constructors
+ */
+export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise<TurnResult>) => {
+  const { deps, stores, nowIso, newId } = ctx
+
+  /** An existing session keeps its recorded cwd; a new one records the real path of the request's. */
+  const sessionCwd = async (sessionId: string, requestedCwd: string): Promise<E.Either<TurnResult, string>> => {
+    const existing = await stores.sessions.read(sessionId)()
+    if (E.isRight(existing)) return E.right(existing.right.cwd)
+    if (existing.left._tag !== 'NotFound') return E.left(storeRefusal(existing.left))
+    let cwd: string
+    try {
+      cwd = stripTrailingSeparator(await realpath(requestedCwd))
+    } catch {
+      return E.left({
+        _tag: 'Refused',
+        code: 'workspace_unavailable',
+        message: 'The workspace directory does not exist or cannot be read.',
+      })
+    }
+    const created = await stores.sessions.create({
+      sessionId: sessionId as SessionId,
+      cwd: cwd as AgentRun['cwd'],
+      createdAt: nowIso(),
+    })()
+    return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
+  }
+
+  const runTurnOwned = async (
+    sessionId: string,
+    runId: string,
+    request: TurnRequest,
+    signal: AbortSignal,
+  ): Promise<TurnResult> => {
+    const cwdResult = await sessionCwd(sessionId, request.cwd)
+    if (E.isLeft(cwdResult)) return cwdResult.left
+    let cwd = cwdResult.right
+    let workspaceIdentity: string | undefined
+    // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
+    if (deps.safeBoundaryResumeEnabled) {
+      const observed = await observeWorkspace(cwd)()
+      if (E.isLeft(observed)) return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
+      cwd = observed.right.canonicalPath
+      workspaceIdentity = observed.right.identity
+    }
+    // The session's earlier turns, read before anything of this turn is written (fail closed).
+    const history = await loadSessionHistory(stores, sessionId)
+    if (E.isLeft(history)) {
+      return {
+        _tag: 'Refused',
+        code: 'session_history_unreadable',
+        message: describeSessionHistoryProblem(history.left),
+      }
+    }
+    const provider = deps.providerFor({ kind: 'turn', runId })
+    const createdAt = nowIso()
+    const turnId = newId('turn')
+    const invocationId = newId('invocation')
+    const start = decideTurnStart({
+      sessionId,
+      runId,
+      turnId,
+      invocationId,
+      cwd,
+      workspaceIdentity,
+      provider,
+      prompt: request.prompt,
+      createdAt,
+      stamp: rowStamp(runId, 1, ctx.clock().getTime()),
+    })
+    // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
+    const interrupted = (cause: unknown): TurnResult => ({
+      _tag: 'Interrupted',
+      sessionId,
+      runId,
+      message: `The run stopped: ${errorClassOf(cause)}.`,
+      ...storeErrorOf(cause),
+    })
+    try {
+      const opened = await ctx.perform(turnStartWrites(start))
+      if (E.isLeft(opened)) {
+        return opened.left._tag === 'NotOpened' ? storeRefusal(opened.left.error) : interrupted(opened.left.cause)
+      }
+      const writer = opened.right
+      const outcome = await ctx.runLoop({ writer, provider, history: history.right, cwd, signal })
+      const status = await ctx.finishRun(writer, outcome)
+      if (E.isLeft(status)) {
+        return status.left._tag === 'NotOpened' ? storeRefusal(status.left.error) : interrupted(status.left.cause)
+      }
+      return { _tag: 'Finished', sessionId, runId, status: status.right, ...failureOf(outcome) }
+    } catch (error) {
+      return interrupted(error)
+    }
+  }
+
+  return async (request) => {
+    const sessionId = request.sessionId ?? newId('session')
+    if (!isSafeId(sessionId)) {
+      return { _tag: 'Refused', code: 'invalid_id', message: 'The session id may only use letters, digits, _ and -.' }
+    }
+    const entered = ctx.guard.enterTurn(() => newId('run'))
+    if (E.isLeft(entered)) {
+      return { _tag: 'Refused', code: 'another_run_active', message: ExecutionRejectionSentences.another_run_active }
+    }
+    const lease = entered.right
+    try {
+      const owned = await ctx.ownership.acquireOwnership(sessionId)
+      if (E.isLeft(owned)) {
+        return owned.left._tag === 'OwnerLockHeld'
+          ? { _tag: 'Refused', code: 'session_owner_alive', message: describeParkReason('session_owner_alive') }
+          : { _tag: 'Refused', code: 'store_failed', message: describeStoreError(owned.left), error: owned.left }
+      }
+      try {
+        return await runTurnOwned(sessionId, lease.runId, request, lease.signal)
+      } finally {
+        await ctx.ownership.releaseOwnership(sessionId, owned.right)
+      }
+    } finally {
+      lease.release()
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Permission for a tool call: the request and the decision are system facts in the ledger, the
+ * question (with the call's preview) goes to the person only, and a cancel denies a pending question.
+ */
+import type { NonEmptyString } from '@maka/events'
+import type { Tool } from '@maka/tools'
+import type { PermissionMode, PermissionQuestion } from './RuntimeDeps.js'
+import type { RunWriter } from './runWriter.js'
+
+/**
+ * What the permission step needs from the loop.
+ * @category models
+ */
+export interface PermissionContext {
+  readonly writer: RunWriter
+  readonly permissionMode: PermissionMode
+  readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
+  readonly signal?: AbortSignal
+}
+
+// The preview is for the person answering, in the terminal only: it is never written to the ledger.
+const describeCall = (tool: Tool, args: unknown): string | undefined => {
+  try {
+    return tool.describeCall?.(args)
+  } catch {
+    return undefined
+  }
+}
+
+// Resolves 'deny' as soon as the run is cancelled, so a pending question cannot hold a cancel open.
+const untilAborted = (
+  answer: Promise<'allow' | 'deny'>,
+  signal: AbortSignal | undefined,
+): Promise<'allow' | 'deny'> => {
+  if (signal === undefined) return answer
+  if (signal.aborted) return Promise.resolve('deny')
+  return new Promise((resolve) => {
+    const onAbort = () => resolve('deny')
+    signal.addEventListener('abort', onAbort, { once: true })
+    answer.then(
+      (decision) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(signal.aborted ? 'deny' : decision)
+      },
+      () => {
+        signal.removeEventListener('abort', onAbort)
+        resolve('deny')
+      },
+    )
+  })
+}
+
+/**
+ * Asks for (or applies the configured) permission for one mutating tool call, recording the
+ * request and the decision as system rows; a call of a non-mutating tool is allowed without a row.
+ * @category constructors
+ */
+export const authorise = async (
+  input: PermissionContext,
+  tool: Tool,
+  toolCallId: string,
+  args: unknown,
+): Promise<'allow' | 'deny'> => {
+  if (!tool.mutates) return 'allow'
+  const { writer } = input
+  const requestId = `perm-${toolCallId}`
+  await writer.append({
+    role: 'system',
+    author: 'system',
+    actions: {
+      permissionRequest: {
+        requestId: requestId as NonEmptyString,
+        toolName: tool.name as NonEmptyString,
+        toolCallId: toolCallId as NonEmptyString,
+      },
+    },
+  })
+  let decision: 'allow' | 'deny' = input.permissionMode === 'allow' ? 'allow' : 'deny'
+  if (input.permissionMode === 'ask') {
+    if (input.askPermission === undefined) {
+      decision = 'deny'
+    } else {
+      await writer.setStatus('waiting_permission')
+      const header = writer.header()
+      const preview = describeCall(tool, args)
+      decision = await untilAborted(
+        input.askPermission({
+          sessionId: header.sessionId,
+          runId: header.runId,
+          requestId,
+          toolName: tool.name,
+          toolCallId,
+          ...(preview === undefined ? {} : { preview }),
+        }),
+        input.signal,
+      )
+      await writer.setStatus('running')
+    }
+  }
+  // A cancelled question was answered by nobody: the runtime denies it, and says so.
+  const answeredByUser =
+    input.permissionMode === 'ask' && input.askPermission !== undefined && input.signal?.aborted !== true
+  // A decision is a system fact, never a user message; `author` says who decided (the person under
+  // `ask`, the configured mode otherwise).
+  await writer.append({
+    role: 'system',
+    author: answeredByUser ? 'user' : 'system',
+    actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
+  })
+  return decision
+}
