@@ -89,7 +89,16 @@ describe('maka chat in a terminal', () => {
       await waitFor('the end of the continuation', () => /ended: completed/.test(screen()))
       expect(screen()).not.toContain('you ›')
 
-      const headers = await runHeaders(env.dataDir, 'tui')
+      // The screen shows the end from the terminal event, which is committed before the terminal
+      // header: wait for the header instead of reading it at once.
+      const headers = await waitFor('the terminal header of the continuation', async () => {
+        const all = await runHeaders(env.dataDir, 'tui')
+        const done = all.find(
+          (h) =>
+            h['continuationSource'] !== undefined && ['completed', 'failed', 'cancelled'].includes(String(h['status'])),
+        )
+        return done === undefined ? undefined : all
+      })
       expect(headers).toHaveLength(2)
       const continuation = headers.find((h) => h['continuationSource'] !== undefined)
       expect(continuation?.['status']).toBe('completed')
