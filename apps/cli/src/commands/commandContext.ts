@@ -3,7 +3,8 @@
  * read-only views, the verbose log, the startup recovery pass and stdout writers.
  */
 import { makeFileStores, type FileStores } from '@maka/stores'
-import type { Runtime } from '@maka/executor'
+import type { RunObserver, Runtime } from '@maka/executor'
+import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../CommandFlags.js'
 import { recoveryLine } from '../reportLines.js'
@@ -79,3 +80,16 @@ export const sayJson = (value: unknown): void => {
 export const sayLine = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value)}\n`)
 }
+
+/**
+ * The observer of `run` and `resume`: each committed event as a line of text, or with `--json` as
+ * one object of the newline-delimited stream.
+ * @category constructors
+ */
+export const eventPrinter = (narrator: EventNarrator, json: boolean): RunObserver => ({
+  onEvent: (event) => {
+    const summary = narrator.summarize(event)
+    if (json) sayLine(eventJson(event, summary))
+    else say(formatSummary(summary))
+  },
+})

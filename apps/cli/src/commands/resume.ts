@@ -7,7 +7,7 @@
  */
 import type { ContinuationResult } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
-import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../eventSummary.js'
+import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
@@ -17,7 +17,7 @@ import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
@@ -74,13 +74,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
-    observer: {
-      onEvent: (event) => {
-        const summary = narrator.summarize(event)
-        if (json) sayLine(eventJson(event, summary))
-        else say(formatSummary(summary))
-      },
-    },
+    observer: eventPrinter(narrator, json),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {

@@ -7,7 +7,7 @@
 import type { TurnResult } from '@maka/executor'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { composeRuntime } from '../composeRuntime.js'
-import { deniedSentence, eventJson, formatSummary, makeEventNarrator } from '../eventSummary.js'
+import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
@@ -15,7 +15,7 @@ import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -36,13 +36,7 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose,
-    observer: {
-      onEvent: (event) => {
-        const summary = narrator.summarize(event)
-        if (json) sayLine(eventJson(event, summary))
-        else say(formatSummary(summary))
-      },
-    },
+    observer: eventPrinter(narrator, json),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
