@@ -74,12 +74,42 @@ const run = (file: string, args: ReadonlyArray<string>): Promise<string | null> 
 
 let clockTicks: Promise<number> | undefined
 
-// CLK_TCK is fixed for the life of the kernel, so one `getconf` per process is enough; 100 is the Linux default.
-const clockTicksPerSecond = (): Promise<number> => {
-  clockTicks ??= run('getconf', ['CLK_TCK']).then((out) => {
+// AT_CLKTCK in the auxiliary vector: the value the kernel handed this process at exec, which is what
+// sysconf(_SC_CLK_TCK) itself returns.
+const AT_CLKTCK = 17n
+
+// The architectures whose auxv words are 64-bit little-endian; others ask `getconf`.
+const AUXV_64_LE = process.arch === 'x64' || process.arch === 'arm64'
+
+// The auxiliary vector is (type, value) pairs of native words, ended by type 0 (AT_NULL).
+const clockTicksFromAuxv = (auxv: Buffer): number | null => {
+  if (auxv.length % 16 !== 0) return null
+  for (let at = 0; at + 16 <= auxv.length; at += 16) {
+    const type = auxv.readBigUInt64LE(at)
+    if (type === 0n) return null
+    if (type === AT_CLKTCK) {
+      const n = Number(auxv.readBigUInt64LE(at + 8))
+      return Number.isSafeInteger(n) && n > 0 ? n : null
+    }
+  }
+  return null
+}
+
+const clockTicksFromGetconf = (): Promise<number> =>
+  run('getconf', ['CLK_TCK']).then((out) => {
     const n = out === null ? NaN : Number(out.trim())
     return Number.isSafeInteger(n) && n > 0 ? n : 100
   })
+
+// CLK_TCK is fixed for the life of the kernel, so one look per process is enough. /proc/self/auxv
+// answers it without spawning `getconf` (a fork and an exec on every command that writes an owner
+// lock); `getconf` stays the fallback where auxv is unreadable or its words are not read here, and 100
+// (the Linux default) the last resort.
+const clockTicksPerSecond = (): Promise<number> => {
+  clockTicks ??= readFile('/proc/self/auxv').then(
+    (auxv) => (AUXV_64_LE ? clockTicksFromAuxv(auxv) : null) ?? clockTicksFromGetconf(),
+    () => clockTicksFromGetconf(),
+  )
   return clockTicks
 }
 
