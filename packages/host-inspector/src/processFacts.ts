@@ -208,6 +208,15 @@ export const processStartTime = async (pid: number): Promise<Date | null> => {
   return probe.state === 'alive' ? probe.startedAt : null
 }
 
+let ownProbe: Promise<ProcessProbe> | undefined
+
+// Our own start never changes: one look serves both the start time and the identity this process
+// records about itself, so every record it writes agrees and /proc is read for it once.
+const probeOwnProcess = (): Promise<ProcessProbe> => {
+  ownProbe ??= probeProcess(process.pid)
+  return ownProbe
+}
+
 let ownStart: Promise<Date> | undefined
 
 /**
@@ -215,9 +224,8 @@ let ownStart: Promise<Date> | undefined
  * @category constructors
  */
 export const currentProcessStartTime = (): Promise<Date> => {
-  // Our own start never changes; caching also keeps every record this process writes identical.
-  ownStart ??= processStartTime(process.pid).then(
-    (observed) => observed ?? new Date(Date.now() - process.uptime() * 1000),
+  ownStart ??= probeOwnProcess().then(
+    (probe) => (probe.state === 'alive' ? probe.startedAt : null) ?? new Date(Date.now() - process.uptime() * 1000),
   )
   return ownStart
 }
@@ -227,8 +235,10 @@ export const currentProcessStartTime = (): Promise<Date> => {
  * or the host does not expose it (no /proc).
  * @category constructors
  */
-export const processIdentity = async (pid: number): Promise<ProcessIdentity | null> => {
-  const probe = await probeProcess(pid)
+export const processIdentity = async (pid: number): Promise<ProcessIdentity | null> =>
+  identityOf(await probeProcess(pid))
+
+const identityOf = async (probe: ProcessProbe): Promise<ProcessIdentity | null> => {
   if (probe.state === 'dead' || probe.startTicks === undefined) return null
   const bootId = await readBootId()
   return bootId === null ? null : ({ bootId, startTicks: probe.startTicks } as ProcessIdentity)
@@ -241,7 +251,7 @@ let ownIdentity: Promise<ProcessIdentity | null> | undefined
  * @category constructors
  */
 export const currentProcessIdentity = (): Promise<ProcessIdentity | null> => {
-  ownIdentity ??= processIdentity(process.pid)
+  ownIdentity ??= probeOwnProcess().then(identityOf)
   return ownIdentity
 }
 
