@@ -1,4 +1,7 @@
+import { execFile } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
 import type { ProcessIdentity } from '@maka/events'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
@@ -187,6 +190,47 @@ describe('processFacts', () => {
       // The kernel started us before node began counting its uptime (give or take btime's resolution).
       expect(own.getTime()).toBeLessThanOrEqual(Date.now() - process.uptime() * 1000 + 1500)
       expect((await currentProcessStartTime()).getTime()).toBe(own.getTime())
+    })
+
+    // Every command that writes an owner lock records its own start and identity; a `getconf` child
+    // for the clock-tick rate was a fork and an exec in each of them, and each of the two read /proc.
+    it.runIf(onLinux)('computes it and its identity without a child process, reading its /proc stat once', async () => {
+      const dist = fileURLToPath(new URL('../dist/index.js', import.meta.url))
+      const script = `
+        import { createRequire, syncBuiltinESMExports } from 'node:module'
+        const cp = createRequire(import.meta.url)('node:child_process')
+        const started = []
+        for (const name of ['execFile', 'spawn', 'exec']) {
+          const original = cp[name]
+          cp[name] = (file, ...rest) => { started.push(file); return original(file, ...rest) }
+        }
+        const fsp = createRequire(import.meta.url)('node:fs/promises')
+        const read = []
+        const readFile = fsp.readFile
+        fsp.readFile = (path, ...rest) => { read.push(String(path)); return readFile(path, ...rest) }
+        syncBuiltinESMExports()
+        const m = await import(${JSON.stringify(dist)})
+        const own = await m.currentProcessStartTime()
+        const identity = await m.currentProcessIdentity()
+        const statReads = read.filter((p) => p === '/proc/' + process.pid + '/stat').length
+        console.log(JSON.stringify({ started, own: own.getTime(), identity: identity !== null, statReads }))
+      `
+      const before = Date.now()
+      const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script])
+      const after = Date.now()
+      const report = JSON.parse(stdout) as {
+        started: ReadonlyArray<string>
+        own: number
+        identity: boolean
+        statReads: number
+      }
+
+      expect(report.started).toEqual([])
+      expect(report.identity).toBe(true)
+      expect(report.statReads).toBe(1)
+      // A wrong tick rate would put the start hours away from the moments around the spawn.
+      expect(report.own).toBeGreaterThanOrEqual(before - 1500)
+      expect(report.own).toBeLessThanOrEqual(after + 1500)
     })
   })
 })

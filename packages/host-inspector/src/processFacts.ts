@@ -74,12 +74,42 @@ const run = (file: string, args: ReadonlyArray<string>): Promise<string | null> 
 
 let clockTicks: Promise<number> | undefined
 
-// CLK_TCK is fixed for the life of the kernel, so one `getconf` per process is enough; 100 is the Linux default.
-const clockTicksPerSecond = (): Promise<number> => {
-  clockTicks ??= run('getconf', ['CLK_TCK']).then((out) => {
+// AT_CLKTCK in the auxiliary vector: the value the kernel handed this process at exec, which is what
+// sysconf(_SC_CLK_TCK) itself returns.
+const AT_CLKTCK = 17n
+
+// The architectures whose auxv words are 64-bit little-endian; others ask `getconf`.
+const AUXV_64_LE = process.arch === 'x64' || process.arch === 'arm64'
+
+// The auxiliary vector is (type, value) pairs of native words, ended by type 0 (AT_NULL).
+const clockTicksFromAuxv = (auxv: Buffer): number | null => {
+  if (auxv.length % 16 !== 0) return null
+  for (let at = 0; at + 16 <= auxv.length; at += 16) {
+    const type = auxv.readBigUInt64LE(at)
+    if (type === 0n) return null
+    if (type === AT_CLKTCK) {
+      const n = Number(auxv.readBigUInt64LE(at + 8))
+      return Number.isSafeInteger(n) && n > 0 ? n : null
+    }
+  }
+  return null
+}
+
+const clockTicksFromGetconf = (): Promise<number> =>
+  run('getconf', ['CLK_TCK']).then((out) => {
     const n = out === null ? NaN : Number(out.trim())
     return Number.isSafeInteger(n) && n > 0 ? n : 100
   })
+
+// CLK_TCK is fixed for the life of the kernel, so one look per process is enough. /proc/self/auxv
+// answers it without spawning `getconf` (a fork and an exec on every command that writes an owner
+// lock); `getconf` stays the fallback where auxv is unreadable or its words are not read here, and 100
+// (the Linux default) the last resort.
+const clockTicksPerSecond = (): Promise<number> => {
+  clockTicks ??= readFile('/proc/self/auxv').then(
+    (auxv) => (AUXV_64_LE ? clockTicksFromAuxv(auxv) : null) ?? clockTicksFromGetconf(),
+    () => clockTicksFromGetconf(),
+  )
   return clockTicks
 }
 
@@ -178,6 +208,15 @@ export const processStartTime = async (pid: number): Promise<Date | null> => {
   return probe.state === 'alive' ? probe.startedAt : null
 }
 
+let ownProbe: Promise<ProcessProbe> | undefined
+
+// Our own start never changes: one look serves both the start time and the identity this process
+// records about itself, so every record it writes agrees and /proc is read for it once.
+const probeOwnProcess = (): Promise<ProcessProbe> => {
+  ownProbe ??= probeProcess(process.pid)
+  return ownProbe
+}
+
 let ownStart: Promise<Date> | undefined
 
 /**
@@ -185,9 +224,8 @@ let ownStart: Promise<Date> | undefined
  * @category constructors
  */
 export const currentProcessStartTime = (): Promise<Date> => {
-  // Our own start never changes; caching also keeps every record this process writes identical.
-  ownStart ??= processStartTime(process.pid).then(
-    (observed) => observed ?? new Date(Date.now() - process.uptime() * 1000),
+  ownStart ??= probeOwnProcess().then(
+    (probe) => (probe.state === 'alive' ? probe.startedAt : null) ?? new Date(Date.now() - process.uptime() * 1000),
   )
   return ownStart
 }
@@ -197,8 +235,10 @@ export const currentProcessStartTime = (): Promise<Date> => {
  * or the host does not expose it (no /proc).
  * @category constructors
  */
-export const processIdentity = async (pid: number): Promise<ProcessIdentity | null> => {
-  const probe = await probeProcess(pid)
+export const processIdentity = async (pid: number): Promise<ProcessIdentity | null> =>
+  identityOf(await probeProcess(pid))
+
+const identityOf = async (probe: ProcessProbe): Promise<ProcessIdentity | null> => {
   if (probe.state === 'dead' || probe.startTicks === undefined) return null
   const bootId = await readBootId()
   return bootId === null ? null : ({ bootId, startTicks: probe.startTicks } as ProcessIdentity)
@@ -211,7 +251,7 @@ let ownIdentity: Promise<ProcessIdentity | null> | undefined
  * @category constructors
  */
 export const currentProcessIdentity = (): Promise<ProcessIdentity | null> => {
-  ownIdentity ??= processIdentity(process.pid)
+  ownIdentity ??= probeOwnProcess().then(identityOf)
   return ownIdentity
 }
 
