@@ -4,7 +4,18 @@
  */
 import { randomUUID } from 'node:crypto'
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, IsoTimestamp, RuntimeEvent, TerminalRunStatus } from '@maka/events'
+import {
+  type AgentRun,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type RunId,
+  type RuntimeEvent,
+  type SessionId,
+  type TerminalRunStatus,
+  makeNonEmptyStringUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
 import type { FileStores, StoreError } from '@maka/stores'
 import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
@@ -25,6 +36,11 @@ export interface RunContext {
   readonly clock: () => Date
   readonly nowIso: () => IsoTimestamp
   readonly newId: (kind: 'session' | 'run' | 'invocation' | 'turn') => string
+  /** The id port's answers, branded once here so the plan, the deciders and the rows carry brands. */
+  readonly newSessionId: () => SessionId
+  readonly newRunId: () => RunId
+  readonly newTurnId: () => NonEmptyString
+  readonly newInvocationId: () => NonEmptyString
   readonly guard: RunGuard
   readonly ownership: Ownership
   readonly perform: PerformWrites
@@ -69,6 +85,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const stores = deps.stores
   const clock = deps.clock ?? (() => new Date())
   const nowIso = () => clock().toISOString() as IsoTimestamp
+  const newId = deps.newId ?? defaultNewId
   const crashPoint = (runId: string) => async (point: CrashPoint) => {
     if (deps.onCrashPoint !== undefined) await deps.onCrashPoint(point, { runId })
   }
@@ -81,7 +98,11 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     stores,
     clock,
     nowIso,
-    newId: deps.newId ?? defaultNewId,
+    newId,
+    newSessionId: () => makeSessionIdUnsafe(newId('session')),
+    newRunId: () => makeRunIdUnsafe(newId('run')),
+    newTurnId: () => makeNonEmptyStringUnsafe(newId('turn')),
+    newInvocationId: () => makeNonEmptyStringUnsafe(newId('invocation')),
     guard: makeRunGuard(),
     ownership: makeOwnership(stores, deps.inspector),
     perform,
