@@ -10,11 +10,9 @@ import {
   type NonEmptyString,
   type RunId,
   type RuntimeEvent,
-  type SessionId,
   type TerminalRunStatus,
   makeNonEmptyStringUnsafe,
   makeRunIdUnsafe,
-  makeSessionIdUnsafe,
 } from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
 import type { FileStores, StoreError } from '@maka/stores'
@@ -37,7 +35,6 @@ export interface RunContext {
   readonly nowIso: () => IsoTimestamp
   readonly newId: (kind: 'session' | 'run' | 'invocation' | 'turn') => string
   /** The id port's answers, branded once here so the plan, the deciders and the rows carry brands. */
-  readonly newSessionId: () => SessionId
   readonly newRunId: () => RunId
   readonly newTurnId: () => NonEmptyString
   readonly newInvocationId: () => NonEmptyString
@@ -99,7 +96,6 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     clock,
     nowIso,
     newId,
-    newSessionId: () => makeSessionIdUnsafe(newId('session')),
     newRunId: () => makeRunIdUnsafe(newId('run')),
     newTurnId: () => makeNonEmptyStringUnsafe(newId('turn')),
     newInvocationId: () => makeNonEmptyStringUnsafe(newId('invocation')),

@@ -17,10 +17,10 @@ import { RunWriteError, type RunWriter } from '../src/runWriter.js'
 const createdAt = '2026-01-01T00:00:00.000Z' as IsoTimestamp
 
 const turn = decideTurnStart({
-  sessionId: 'session-1',
-  runId: 'run-1',
-  turnId: 'turn-1',
-  invocationId: 'inv-1',
+  sessionId: makeSessionIdUnsafe('session-1'),
+  runId: makeRunIdUnsafe('run-1'),
+  turnId: makeNonEmptyStringUnsafe('turn-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-1'),
   cwd: '/workspace',
   provider: { providerId: 'scripted', modelId: 'scripted' },
   prompt: 'hi',
