@@ -11,6 +11,7 @@ import {
   type RunId,
   type RuntimeEvent,
   type TerminalRunStatus,
+  makeIsoTimestampUnsafe,
   makeNonEmptyStringUnsafe,
   makeRunIdUnsafe,
 } from '@maka/events'
@@ -81,7 +82,7 @@ export const storeErrorOf = (error: unknown): { readonly error?: StoreError } =>
 export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const stores = deps.stores
   const clock = deps.clock ?? (() => new Date())
-  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const nowIso = () => makeIsoTimestampUnsafe(clock().toISOString())
   const newId = deps.newId ?? defaultNewId
   const crashPoint = (runId: string) => async (point: CrashPoint) => {
     if (deps.onCrashPoint !== undefined) await deps.onCrashPoint(point, { runId })
