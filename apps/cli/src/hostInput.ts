@@ -8,7 +8,7 @@ import { access, stat } from 'node:fs/promises'
 import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
-import { isSafeId, type SessionRecord } from '@maka/events'
+import { RunId, SessionId, type SessionRecord } from '@maka/events'
 import { type FileStores, errnoCode } from '@maka/stores'
 import { BadInputError } from './ExitCode.js'
 
@@ -61,11 +61,27 @@ export const checkDataDir = async (path: string, mode: 'read' | 'write'): Promis
 const shown = (value: string): string => JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)
 
 /**
- * An id that will name a file or folder must match `^[A-Za-z0-9_-]{1,128}$`.
+ * The branded id each kind of flag parses to.
+ * @category models
+ */
+export interface SafeIds {
+  readonly session: SessionId
+  readonly run: RunId
+}
+
+const safeIdGuards: { readonly [K in keyof SafeIds]: (value: unknown) => value is SafeIds[K] } = {
+  session: SessionId.is,
+  run: RunId.is,
+}
+
+/**
+ * An id that will name a file or folder must match `^[A-Za-z0-9_-]{1,128}$`; the one place a
+ * flag's id becomes a branded id.
  * @category guards
  */
-export const requireSafeId = (kind: 'session' | 'run', value: string): string => {
-  if (!isSafeId(value)) {
+export const requireSafeId = <K extends keyof SafeIds>(kind: K, value: string): SafeIds[K] => {
+  const isSafe: (value: unknown) => value is SafeIds[K] = safeIdGuards[kind]
+  if (!isSafe(value)) {
     throw new BadInputError(`Invalid ${kind} id ${shown(value)}: use 1 to 128 letters, digits, "_" or "-".`)
   }
   return value

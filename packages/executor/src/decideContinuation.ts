@@ -9,11 +9,8 @@ import {
   type ContinuationSource,
   type IsoTimestamp,
   type NonEmptyString,
-  type NonNegativeInt,
   type RowStamp,
-  type RunId,
   type RuntimeEvent,
-  type SessionId,
   makeContinuationStartEvent,
 } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
@@ -58,16 +55,16 @@ export interface ContinuationStart {
 export const decideContinuation = (input: ContinuationInput): ContinuationStart => {
   const c = input.continuation
   const continuationSource: ContinuationSource = {
-    sourceInvocationId: c.sourceInvocationId as NonEmptyString,
-    sourceRunId: c.sourceRunId as RunId,
-    sourceTurnId: c.sourceTurnId as NonEmptyString,
-    sourceRuntimeEventHighWater: c.sourceRuntimeEventHighWater as NonNegativeInt,
+    sourceInvocationId: c.sourceInvocationId,
+    sourceRunId: c.sourceRunId,
+    sourceTurnId: c.sourceTurnId,
+    sourceRuntimeEventHighWater: c.sourceRuntimeEventHighWater,
   }
   const header: AgentRun = {
-    runId: c.runId as RunId,
-    sessionId: c.sessionId as SessionId,
-    turnId: c.turnId as NonEmptyString,
-    invocationId: c.invocationId as NonEmptyString,
+    runId: c.runId,
+    sessionId: c.sessionId,
+    turnId: c.turnId,
+    invocationId: c.invocationId,
     status: 'created',
     cwd: input.sourceHeader.cwd,
     providerId: input.provider.providerId as NonEmptyString,
@@ -75,13 +72,13 @@ export const decideContinuation = (input: ContinuationInput): ContinuationStart 
     ...providerBaseUrlOf(input.provider),
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
-    workspaceIdentity: c.safetySnapshot.workspaceIdentity as NonEmptyString,
-    parentRunId: c.sourceRunId as RunId,
-    parentTurnId: c.sourceTurnId as NonEmptyString,
+    workspaceIdentity: c.safetySnapshot.workspaceIdentity,
+    parentRunId: c.sourceRunId,
+    parentTurnId: c.sourceTurnId,
     continuationSource,
   }
   const claim: ContinuationClaim = {
-    sessionId: c.sessionId as SessionId,
+    sessionId: c.sessionId,
     ...continuationSource,
     targetInvocationId: header.invocationId,
     targetRunId: header.runId,

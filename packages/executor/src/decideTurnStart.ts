@@ -29,10 +29,10 @@ export interface ProviderIdentity {
  * @category models
  */
 export interface TurnStartInput {
-  readonly sessionId: string
-  readonly runId: string
-  readonly turnId: string
-  readonly invocationId: string
+  readonly sessionId: SessionId
+  readonly runId: RunId
+  readonly turnId: NonEmptyString
+  readonly invocationId: NonEmptyString
   readonly cwd: string
   /** Only when the safety inspection ran (the resume flag is on). */
   readonly workspaceIdentity?: string | undefined
@@ -67,10 +67,10 @@ export const providerBaseUrlOf = (provider: ProviderIdentity): Pick<AgentRun, 'p
  */
 export const decideTurnStart = (input: TurnStartInput): TurnStart => {
   const header: AgentRun = {
-    runId: input.runId as RunId,
-    sessionId: input.sessionId as SessionId,
-    turnId: input.turnId as NonEmptyString,
-    invocationId: input.invocationId as NonEmptyString,
+    runId: input.runId,
+    sessionId: input.sessionId,
+    turnId: input.turnId,
+    invocationId: input.invocationId,
     status: 'created',
     cwd: input.cwd as AgentRun['cwd'],
     providerId: input.provider.providerId as NonEmptyString,

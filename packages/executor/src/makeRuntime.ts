@@ -27,9 +27,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     host: plannerHostPort(deps.stores, deps.inspector),
     ids: {
       newContinuationIds: () => ({
-        invocationId: ctx.newId('invocation'),
-        runId: ctx.newId('run'),
-        turnId: ctx.newId('turn'),
+        invocationId: ctx.newInvocationId(),
+        runId: ctx.newRunId(),
+        turnId: ctx.newTurnId(),
       }),
     },
     safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,

@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
-import type { IsoTimestamp, NonNegativeInt, OwnerLock } from '@maka/events'
+import { type OwnerLock, makeIsoTimestampUnsafe, makeNonNegativeIntUnsafe } from '@maka/events'
 import { currentProcessIdentity, currentProcessStartTime, type HostInspector } from '@maka/host-inspector'
 import type { FileStores, StoreError } from '@maka/stores'
 
@@ -27,9 +27,9 @@ export const makeOwnership = (stores: FileStores, inspector: HostInspector): Own
   const ownLock = async (): Promise<OwnerLock> => {
     const identity = await currentProcessIdentity()
     return {
-      pid: process.pid as NonNegativeInt,
+      pid: makeNonNegativeIntUnsafe(process.pid),
       hostname: hostname(),
-      startedAt: (await currentProcessStartTime()).toISOString() as IsoTimestamp,
+      startedAt: makeIsoTimestampUnsafe((await currentProcessStartTime()).toISOString()),
       ...(identity === null ? {} : identity),
     }
   }

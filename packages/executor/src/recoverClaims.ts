@@ -3,7 +3,7 @@
  * `continuation_abandoned_before_start`, so the boundary reads as taken instead of claimable twice.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { ContinuationClaim, IsoTimestamp } from '@maka/events'
+import { type ContinuationClaim, makeIsoTimestampUnsafe } from '@maka/events'
 import { decideAbandonedClaim } from './decideRecovery.js'
 import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
 
@@ -12,7 +12,7 @@ import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './Recove
  * @category constructors
  */
 export const makeRecoverClaims = ({ stores, clock }: Pick<StartupRecoveryDeps, 'stores' | 'clock'>): RecoveryStep => {
-  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const nowIso = () => makeIsoTimestampUnsafe(clock().toISOString())
 
   const closeAbandonedClaim = async (
     sessionId: string,

@@ -6,7 +6,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import {
   type AgentRun,
-  type IsoTimestamp,
+  makeIsoTimestampUnsafe,
   isTerminalEvent,
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
@@ -21,7 +21,7 @@ const run = async <A, L>(task: () => Promise<E.Either<L, A>>): Promise<E.Either<
  * @category constructors
  */
 export const makeRecoverRuns = ({ stores, clock }: Pick<StartupRecoveryDeps, 'stores' | 'clock'>): RecoveryStep => {
-  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const nowIso = () => makeIsoTimestampUnsafe(clock().toISOString())
 
   // A terminal header whose ledger's last row is the matching terminal event needs no repair. The
   // terminal invariant makes that the normal state of a finished run, and it is told from the tail

@@ -2,7 +2,7 @@
  * Recovery of shell runs: a record still `running` whose process is proven gone is marked failed.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { IsoTimestamp } from '@maka/events'
+import { makeIsoTimestampUnsafe } from '@maka/events'
 import { isRecordedProcessAlive } from '@maka/host-inspector'
 import type { RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
 
@@ -35,7 +35,7 @@ export const makeRecoverShellRuns =
       if (await isRecordedProcessAlive(entry, 'live_pid')) continue
       needed = true
       if (mode === 'survey') continue
-      const endedAt = clock().toISOString() as IsoTimestamp
+      const endedAt = makeIsoTimestampUnsafe(clock().toISOString())
       const written = await stores.shellRuns.write({ ...entry, status: 'failed', endedAt })()
       actions.push({
         sessionId,

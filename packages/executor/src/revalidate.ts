@@ -110,10 +110,13 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
     if (ledger.highWater !== plan.sourceRuntimeEventHighWater || ledger.events.length !== ledger.highWater) {
       found.add('source_high_water_changed')
     }
+    // Rows carry the session id as a plain non-empty string, the plan as a session id.
+    const sessionId: string = plan.sessionId
+    const sourceRunId: string = plan.sourceRunId
     const foreign = ledger.events.some(
       (e) =>
-        e.sessionId !== plan.sessionId ||
-        e.runId !== plan.sourceRunId ||
+        e.sessionId !== sessionId ||
+        e.runId !== sourceRunId ||
         e.invocationId !== plan.sourceInvocationId ||
         e.turnId !== plan.sourceTurnId,
     )

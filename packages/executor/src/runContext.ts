@@ -4,7 +4,17 @@
  */
 import { randomUUID } from 'node:crypto'
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, IsoTimestamp, RuntimeEvent, TerminalRunStatus } from '@maka/events'
+import {
+  type AgentRun,
+  type IsoTimestamp,
+  type NonEmptyString,
+  type RunId,
+  type RuntimeEvent,
+  type TerminalRunStatus,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeRunIdUnsafe,
+} from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
 import type { FileStores, StoreError } from '@maka/stores'
 import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
@@ -25,6 +35,10 @@ export interface RunContext {
   readonly clock: () => Date
   readonly nowIso: () => IsoTimestamp
   readonly newId: (kind: 'session' | 'run' | 'invocation' | 'turn') => string
+  /** The id port's answers, branded once here so the plan, the deciders and the rows carry brands. */
+  readonly newRunId: () => RunId
+  readonly newTurnId: () => NonEmptyString
+  readonly newInvocationId: () => NonEmptyString
   readonly guard: RunGuard
   readonly ownership: Ownership
   readonly perform: PerformWrites
@@ -68,7 +82,8 @@ export const storeErrorOf = (error: unknown): { readonly error?: StoreError } =>
 export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const stores = deps.stores
   const clock = deps.clock ?? (() => new Date())
-  const nowIso = () => clock().toISOString() as IsoTimestamp
+  const nowIso = () => makeIsoTimestampUnsafe(clock().toISOString())
+  const newId = deps.newId ?? defaultNewId
   const crashPoint = (runId: string) => async (point: CrashPoint) => {
     if (deps.onCrashPoint !== undefined) await deps.onCrashPoint(point, { runId })
   }
@@ -81,7 +96,10 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     stores,
     clock,
     nowIso,
-    newId: deps.newId ?? defaultNewId,
+    newId,
+    newRunId: () => makeRunIdUnsafe(newId('run')),
+    newTurnId: () => makeNonEmptyStringUnsafe(newId('turn')),
+    newInvocationId: () => makeNonEmptyStringUnsafe(newId('invocation')),
     guard: makeRunGuard(),
     ownership: makeOwnership(stores, deps.inspector),
     perform,

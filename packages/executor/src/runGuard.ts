@@ -9,8 +9,8 @@ import * as E from 'fp-ts/lib/Either.js'
  * A held place as the active run; `release` gives it back (call it exactly once, in a `finally`).
  * @category models
  */
-export interface RunLease {
-  readonly runId: string
+export interface RunLease<Id extends string = string> {
+  readonly runId: Id
   readonly signal: AbortSignal
   readonly release: () => void
 }
@@ -32,7 +32,7 @@ export interface BoundaryKey {
  */
 export interface RunGuard {
   /** `newRunId` is called only once the runtime is free, so a refused turn spends no id. */
-  readonly enterTurn: (newRunId: () => string) => E.Either<'another_run_active', RunLease>
+  readonly enterTurn: <Id extends string>(newRunId: () => Id) => E.Either<'another_run_active', RunLease<Id>>
   readonly enterContinuation: (
     boundary: BoundaryKey,
   ) => E.Either<'continuation_in_progress' | 'another_run_active', RunLease>
@@ -48,7 +48,7 @@ export const makeRunGuard = (): RunGuard => {
   let active: { readonly runId: string; readonly abort: AbortController } | null = null
   const inflight = new Set<string>()
 
-  const lease = (runId: string, keys: ReadonlyArray<string>): RunLease => {
+  const lease = <Id extends string>(runId: Id, keys: ReadonlyArray<string>): RunLease<Id> => {
     const abort = new AbortController()
     active = { runId, abort }
     for (const key of keys) inflight.add(key)

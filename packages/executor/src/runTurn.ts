@@ -4,7 +4,7 @@
  */
 import { realpath } from 'node:fs/promises'
 import * as E from 'fp-ts/lib/Either.js'
-import { type AgentRun, type SessionId, ExecutionRejectionSentences, describeParkReason, isSafeId } from '@maka/events'
+import { type AgentRun, type RunId, ExecutionRejectionSentences, SessionId, describeParkReason } from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { decideTurnStart } from './decideTurnStart.js'
@@ -32,7 +32,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   const { deps, stores, nowIso, newId } = ctx
 
   /** An existing session keeps its recorded cwd; a new one records the real path of the request's. */
-  const sessionCwd = async (sessionId: string, requestedCwd: string): Promise<E.Either<TurnResult, string>> => {
+  const sessionCwd = async (sessionId: SessionId, requestedCwd: string): Promise<E.Either<TurnResult, string>> => {
     const existing = await stores.sessions.read(sessionId)()
     if (E.isRight(existing)) return E.right(existing.right.cwd)
     if (existing.left._tag !== 'NotFound') return E.left(storeRefusal(existing.left))
@@ -47,7 +47,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       })
     }
     const created = await stores.sessions.create({
-      sessionId: sessionId as SessionId,
+      sessionId,
       cwd: cwd as AgentRun['cwd'],
       createdAt: nowIso(),
     })()
@@ -55,8 +55,8 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   }
 
   const runTurnOwned = async (
-    sessionId: string,
-    runId: string,
+    sessionId: SessionId,
+    runId: RunId,
     request: TurnRequest,
     signal: AbortSignal,
   ): Promise<TurnResult> => {
@@ -82,8 +82,8 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     }
     const provider = deps.providerFor({ kind: 'turn', runId })
     const createdAt = nowIso()
-    const turnId = newId('turn')
-    const invocationId = newId('invocation')
+    const turnId = ctx.newTurnId()
+    const invocationId = ctx.newInvocationId()
     const start = decideTurnStart({
       sessionId,
       runId,
@@ -122,11 +122,11 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   }
 
   return async (request) => {
-    const sessionId = request.sessionId ?? newId('session')
-    if (!isSafeId(sessionId)) {
+    const sessionId: string = request.sessionId ?? newId('session')
+    if (!SessionId.is(sessionId)) {
       return { _tag: 'Refused', code: 'invalid_id', message: 'The session id may only use letters, digits, _ and -.' }
     }
-    const entered = ctx.guard.enterTurn(() => newId('run'))
+    const entered = ctx.guard.enterTurn(ctx.newRunId)
     if (E.isLeft(entered)) {
       return { _tag: 'Refused', code: 'another_run_active', message: ExecutionRejectionSentences.another_run_active }
     }

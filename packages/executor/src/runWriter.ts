@@ -7,12 +7,12 @@ import * as E from 'fp-ts/lib/Either.js'
 import {
   type AgentRun,
   type FiniteNumber,
-  type IsoTimestamp,
   type NonEmptyString,
   type RowStamp,
   type RunStatus,
   type RuntimeEvent,
   isTerminalEvent,
+  makeIsoTimestampUnsafe,
 } from '@maka/events'
 import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
 import type { RunObserver } from './RuntimeDeps.js'
@@ -131,7 +131,7 @@ export const makeRunWriter = (deps: {
         ...header,
         ...extra,
         status,
-        updatedAt: deps.clock().toISOString() as IsoTimestamp,
+        updatedAt: makeIsoTimestampUnsafe(deps.clock().toISOString()),
       }
       await unwrap('update header', deps.stores.runs.update(next, { durable: options.durable === true }))
       header = next

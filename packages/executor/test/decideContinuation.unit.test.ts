@@ -1,19 +1,24 @@
 import { describe, expect, it } from 'vitest'
+import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
 import type { AgentRun, IsoTimestamp } from '@maka/events'
 import { type ApprovedContinuation, type ContinuationInput, decideContinuation } from '../src/index.js'
 
 const continuation: ApprovedContinuation = {
-  sessionId: 'session-1',
-  invocationId: 'inv-2',
-  runId: 'run-2',
-  turnId: 'turn-2',
-  sourceInvocationId: 'inv-1',
-  sourceRunId: 'run-1',
-  sourceTurnId: 'turn-1',
-  sourceRuntimeEventHighWater: 3,
+  sessionId: makeSessionIdUnsafe('session-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-2'),
+  runId: makeRunIdUnsafe('run-2'),
+  turnId: makeNonEmptyStringUnsafe('turn-2'),
+  sourceInvocationId: makeNonEmptyStringUnsafe('inv-1'),
+  sourceRunId: makeRunIdUnsafe('run-1'),
+  sourceTurnId: makeNonEmptyStringUnsafe('turn-1'),
+  sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(3),
   runtimeContext: [],
   sourceRuntimeContext: [],
-  safetySnapshot: { workspaceIdentity: 'ws-1', backgroundOperationsSettled: true, availableToolNames: ['count'] },
+  safetySnapshot: {
+    workspaceIdentity: makeNonEmptyStringUnsafe('ws-1'),
+    backgroundOperationsSettled: true,
+    availableToolNames: ['count'],
+  },
 }
 
 const sourceHeader = {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
-import type { IsoTimestamp } from '@maka/events'
+import { type IsoTimestamp, makeNonEmptyStringUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
 import { type TurnStartInput, decideTurnStart } from '../src/index.js'
 
 const base: TurnStartInput = {
-  sessionId: 'session-1',
-  runId: 'run-1',
-  turnId: 'turn-1',
-  invocationId: 'inv-1',
+  sessionId: makeSessionIdUnsafe('session-1'),
+  runId: makeRunIdUnsafe('run-1'),
+  turnId: makeNonEmptyStringUnsafe('turn-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-1'),
   cwd: '/workspace',
   provider: { providerId: 'scripted', modelId: 'model-a' },
   prompt: 'count the files',

@@ -1,4 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js'
+import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
 import type { AgentRun, IsoTimestamp, RuntimeEvent } from '@maka/events'
@@ -16,10 +17,10 @@ import { RunWriteError, type RunWriter } from '../src/runWriter.js'
 const createdAt = '2026-01-01T00:00:00.000Z' as IsoTimestamp
 
 const turn = decideTurnStart({
-  sessionId: 'session-1',
-  runId: 'run-1',
-  turnId: 'turn-1',
-  invocationId: 'inv-1',
+  sessionId: makeSessionIdUnsafe('session-1'),
+  runId: makeRunIdUnsafe('run-1'),
+  turnId: makeNonEmptyStringUnsafe('turn-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-1'),
   cwd: '/workspace',
   provider: { providerId: 'scripted', modelId: 'scripted' },
   prompt: 'hi',
@@ -28,17 +29,21 @@ const turn = decideTurnStart({
 })
 
 const continuation: ApprovedContinuation = {
-  sessionId: 'session-1',
-  invocationId: 'inv-2',
-  runId: 'run-2',
-  turnId: 'turn-2',
-  sourceInvocationId: 'inv-1',
-  sourceRunId: 'run-1',
-  sourceTurnId: 'turn-1',
-  sourceRuntimeEventHighWater: 3,
+  sessionId: makeSessionIdUnsafe('session-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-2'),
+  runId: makeRunIdUnsafe('run-2'),
+  turnId: makeNonEmptyStringUnsafe('turn-2'),
+  sourceInvocationId: makeNonEmptyStringUnsafe('inv-1'),
+  sourceRunId: makeRunIdUnsafe('run-1'),
+  sourceTurnId: makeNonEmptyStringUnsafe('turn-1'),
+  sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(3),
   runtimeContext: [],
   sourceRuntimeContext: [],
-  safetySnapshot: { workspaceIdentity: 'ws-1', backgroundOperationsSettled: true, availableToolNames: [] },
+  safetySnapshot: {
+    workspaceIdentity: makeNonEmptyStringUnsafe('ws-1'),
+    backgroundOperationsSettled: true,
+    availableToolNames: [],
+  },
 }
 const started = decideContinuation({
   continuation,

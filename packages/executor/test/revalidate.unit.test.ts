@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import type { HostFacts } from '@maka/planner'
@@ -23,18 +24,18 @@ const rows: ReadonlyArray<RuntimeEvent> = [
 const replay = projectResumePlan(rows).replayRuntimeEvents
 
 const plan: Continuation = {
-  sessionId: 'session-1',
-  invocationId: 'inv-2',
-  runId: 'run-2',
-  turnId: 'turn-2',
-  sourceInvocationId: 'inv-1',
-  sourceRunId: 'run-1',
-  sourceTurnId: 'turn-1',
-  sourceRuntimeEventHighWater: rows.length,
+  sessionId: makeSessionIdUnsafe('session-1'),
+  invocationId: makeNonEmptyStringUnsafe('inv-2'),
+  runId: makeRunIdUnsafe('run-2'),
+  turnId: makeNonEmptyStringUnsafe('turn-2'),
+  sourceInvocationId: makeNonEmptyStringUnsafe('inv-1'),
+  sourceRunId: makeRunIdUnsafe('run-1'),
+  sourceTurnId: makeNonEmptyStringUnsafe('turn-1'),
+  sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(rows.length),
   runtimeContext: replay,
   sourceRuntimeContext: replay,
   safetySnapshot: {
-    workspaceIdentity: 'fs:64769:1234:/work/space',
+    workspaceIdentity: makeNonEmptyStringUnsafe('fs:64769:1234:/work/space'),
     backgroundOperationsSettled: true,
     availableToolNames: ['count', 'mutate'],
   },

@@ -8,7 +8,13 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { checkInvariants } from '@maka/chaos'
-import { type AgentRun, decodeAgentRun, decodeRuntimeEvent } from '@maka/events'
+import {
+  type AgentRun,
+  decodeAgentRun,
+  decodeRuntimeEvent,
+  makeNonEmptyStringUnsafe,
+  makeRunIdUnsafe,
+} from '@maka/events'
 import { makeFileRuntime } from '@maka/executor'
 import { canonicalCwd } from '@maka/host-inspector'
 import { planContinuation } from '@maka/planner'
@@ -66,7 +72,11 @@ const main = async (fixture: string): Promise<void> => {
           availableToolNames: ['read_file', 'shell'],
         },
       },
-      { invocationId: 'invocation-next', runId: 'run-next', turnId: 'turn-next' },
+      {
+        invocationId: makeNonEmptyStringUnsafe('invocation-next'),
+        runId: makeRunIdUnsafe('run-next'),
+        turnId: makeNonEmptyStringUnsafe('turn-next'),
+      },
     )
     const loaded = [
       checkInvariants,

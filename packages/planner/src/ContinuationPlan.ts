@@ -3,7 +3,7 @@
  * no class instances, no functions, no `undefined` values — so hosts can print, persist and compare
  * it, and planning the same input twice gives deep-equal plans.
  */
-import type { ParkReason, RuntimeEvent } from '@maka/events'
+import type { NonEmptyString, NonNegativeInt, ParkReason, RunId, RuntimeEvent, SessionId } from '@maka/events'
 import { rejectionReasonsOf, sortFindings } from './GateTable.js'
 import type { ParkFinding, ParkFindings } from './ParkFinding.js'
 
@@ -42,9 +42,9 @@ export interface PlanDiagnostic {
  * @category models
  */
 export interface ContinuationIds {
-  readonly invocationId: string
-  readonly runId: string
-  readonly turnId: string
+  readonly invocationId: NonEmptyString
+  readonly runId: RunId
+  readonly turnId: NonEmptyString
 }
 
 /**
@@ -61,7 +61,7 @@ export interface SnapshotCheckpoint {
  * @category models
  */
 export interface SafetySnapshot {
-  readonly workspaceIdentity: string
+  readonly workspaceIdentity: NonEmptyString
   readonly backgroundOperationsSettled: true
   /** Sorted and unique. */
   readonly availableToolNames: ReadonlyArray<string>
@@ -73,14 +73,14 @@ export interface SafetySnapshot {
  * @category models
  */
 export interface Continuation {
-  readonly sessionId: string
-  readonly invocationId: string
-  readonly runId: string
-  readonly turnId: string
-  readonly sourceInvocationId: string
-  readonly sourceRunId: string
-  readonly sourceTurnId: string
-  readonly sourceRuntimeEventHighWater: number
+  readonly sessionId: SessionId
+  readonly invocationId: NonEmptyString
+  readonly runId: RunId
+  readonly turnId: NonEmptyString
+  readonly sourceInvocationId: NonEmptyString
+  readonly sourceRunId: RunId
+  readonly sourceTurnId: NonEmptyString
+  readonly sourceRuntimeEventHighWater: NonNegativeInt
   /** The whole provider history to replay, oldest first, ancestors included. */
   readonly runtimeContext: ReadonlyArray<RuntimeEvent>
   /** The source run's own replay segment. */

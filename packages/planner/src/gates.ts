@@ -6,6 +6,7 @@
  */
 import {
   type AgentRun,
+  type NonEmptyString,
   type RuntimeEvent,
   isFunctionCallEvent,
   isModelVisible,
@@ -50,7 +51,7 @@ export interface GateView {
  * @category models
  */
 export interface GatesPassed {
-  readonly workspaceIdentity: string
+  readonly workspaceIdentity: NonEmptyString
   readonly availableToolNames: ReadonlyArray<string>
   readonly workspaceCheckpoint: SnapshotCheckpoint | null
 }
@@ -185,9 +186,9 @@ export const cwdUnchanged: Gate<GateView, void> = ({ source, facts }) =>
  * Gate 7: the source workspace identity equals the current one.
  * @category gates
  */
-export const workspaceIdentityUnchanged: Gate<GateView, string> = ({ source, facts }) =>
-  source.workspaceIdentity === facts.currentWorkspaceIdentity
-    ? E.right(facts.currentWorkspaceIdentity)
+export const workspaceIdentityUnchanged: Gate<GateView, NonEmptyString> = ({ source, facts }) =>
+  source.workspaceIdentity !== undefined && source.workspaceIdentity === facts.currentWorkspaceIdentity
+    ? E.right(source.workspaceIdentity)
     : park('workspace_identity_mismatch', {
         sourceWorkspaceIdentity: source.workspaceIdentity ?? null,
         currentWorkspaceIdentity: facts.currentWorkspaceIdentity,

@@ -3,7 +3,7 @@
  * run as a short-circuiting pipeline; once they pass, gates 0–13 are evaluated together and every
  * failure is collected. No I/O, no clock, no randomness: the same input gives a deep-equal plan.
  */
-import type { AgentRun } from '@maka/events'
+import { type AgentRun, makeNonNegativeIntUnsafe } from '@maka/events'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -104,7 +104,8 @@ export const planContinuation = (input: PlanningInput, ids: ContinuationIds): Co
           sourceInvocationId: source.invocationId,
           sourceRunId: source.runId,
           sourceTurnId: source.turnId,
-          sourceRuntimeEventHighWater: ledger.events.length,
+          // A row count is a non-negative integer by construction.
+          sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(ledger.events.length),
           runtimeContext: chain.runtimeContext,
           sourceRuntimeContext: chain.sourceRuntimeContext,
           safetySnapshot: {

@@ -1,7 +1,7 @@
 import type { RuntimeEvent } from '@maka/events'
 import { describe, expect, it } from 'vitest'
-import { GateTable, type ContinuationIds, type HostFacts } from '../src/index.js'
-import { type Given, givenLedger, header, rows, safeRows } from './givenLedger.js'
+import { GateTable, type HostFacts } from '../src/index.js'
+import { type Given, type LooseContinuationIds, givenLedger, header, rows, safeRows } from './givenLedger.js'
 
 interface GateCase {
   readonly gate: number
@@ -9,7 +9,7 @@ interface GateCase {
   readonly events: () => ReadonlyArray<RuntimeEvent>
   readonly given?: () => Given
   readonly facts?: Partial<HostFacts>
-  readonly ids?: Partial<ContinuationIds>
+  readonly ids?: Partial<LooseContinuationIds>
   readonly reasons: ReadonlyArray<string>
   readonly detail?: Record<string, unknown>
 }

@@ -3,7 +3,15 @@
  * and assertions out. Headers go through the real AgentRun codec so a fixture can never be a shape
  * the store would reject.
  */
-import { type AgentRun, type ContinuationClaim, type RuntimeEvent, decodeAgentRun, decodeWith } from '@maka/events'
+import {
+  type AgentRun,
+  type ContinuationClaim,
+  type RuntimeEvent,
+  decodeAgentRun,
+  decodeWith,
+  makeNonEmptyStringUnsafe,
+  makeRunIdUnsafe,
+} from '@maka/events'
 import { ContinuationClaim as ContinuationClaimCodec } from '@maka/events'
 import { makeLedgerBuilderUnsafe, type LedgerBuilder } from '@maka/events/testing'
 import { expect } from 'vitest'
@@ -120,7 +128,21 @@ export const defaultFacts: HostFacts = {
   availableToolNames: ['shell', 'read_file'],
 }
 
-export const freshIds: ContinuationIds = { invocationId: 'invocation-2', runId: 'run-2', turnId: 'turn-2' }
+/** Ids as a test writes them: plain strings, branded here once. */
+export type LooseContinuationIds = { readonly [K in keyof ContinuationIds]: string }
+
+/** Brands test ids without checking them, so a test can name any id it wants to plan against. */
+export const continuationIdsUnsafe = (ids: LooseContinuationIds): ContinuationIds => ({
+  invocationId: makeNonEmptyStringUnsafe(ids.invocationId),
+  runId: makeRunIdUnsafe(ids.runId),
+  turnId: makeNonEmptyStringUnsafe(ids.turnId),
+})
+
+export const freshIds: ContinuationIds = continuationIdsUnsafe({
+  invocationId: 'invocation-2',
+  runId: 'run-2',
+  turnId: 'turn-2',
+})
 
 /** The builder for the default source identity (session-1 / invocation-1 / run-1 / turn-1). */
 export const rows = (): LedgerBuilder => makeLedgerBuilderUnsafe()
@@ -171,7 +193,7 @@ const then = (plan: ContinuationPlan): Then => ({
 
 /** given a source ledger (and optionally header, ancestors, holders) → when planning with facts/ids → then … */
 export const givenLedger = (events: ReadonlyArray<RuntimeEvent>, given: Given = {}) => ({
-  whenPlanning: (facts: Partial<HostFacts> = {}, ids: Partial<ContinuationIds> = {}): Then =>
+  whenPlanning: (facts: Partial<HostFacts> = {}, ids: Partial<LooseContinuationIds> = {}): Then =>
     then(
       planContinuation(
         {
@@ -181,7 +203,7 @@ export const givenLedger = (events: ReadonlyArray<RuntimeEvent>, given: Given = 
           ...(given.boundaryHolders === undefined ? {} : { boundaryHolders: given.boundaryHolders }),
           facts: { ...defaultFacts, ...facts },
         },
-        { ...freshIds, ...ids },
+        continuationIdsUnsafe({ ...freshIds, ...ids }),
       ),
     ),
 })

@@ -12,6 +12,7 @@ import {
   makeRuntimeContinuationPlanner,
 } from '../src/index.js'
 import {
+  continuationIdsUnsafe,
   claim,
   continuationHeader,
   defaultFacts,
@@ -94,11 +95,11 @@ const givenSession = (world: World) => {
     ids: {
       newContinuationIds: () => {
         idCounter += 1
-        return {
+        return continuationIdsUnsafe({
           invocationId: `invocation-new${idCounter}`,
           runId: `run-new${idCounter}`,
           turnId: `turn-new${idCounter}`,
-        }
+        })
       },
     },
   })

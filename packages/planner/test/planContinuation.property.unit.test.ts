@@ -3,7 +3,7 @@ import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { GateTable, type ContinuationIds, type HostFacts, planContinuation } from '../src/index.js'
-import { defaultFacts, freshIds, header, ledgerOf } from './givenLedger.js'
+import { continuationIdsUnsafe, defaultFacts, freshIds, header, ledgerOf } from './givenLedger.js'
 
 // One arbitrary row: any kind the builder makes, over small id pools so calls, responses, requests and
 // decisions collide often; sometimes partial; sometimes from another turn.
@@ -88,7 +88,10 @@ const facts: fc.Arbitrary<HostFacts> = fc
     ...(expected === null ? {} : { expectedRuntimeEventHighWater: expected }),
   }))
 
-const ids: fc.Arbitrary<ContinuationIds> = fc.constantFrom(freshIds, { ...freshIds, runId: 'run-1' })
+const ids: fc.Arbitrary<ContinuationIds> = fc.constantFrom(
+  freshIds,
+  continuationIdsUnsafe({ ...freshIds, runId: 'run-1' }),
+)
 const status = fc.constantFrom('created', 'running', 'waiting_permission', 'completed', 'failed', 'cancelled')
 const GATE_ORDER = GateTable.flatMap((g) => g.reasons) as ReadonlyArray<string>
 
