@@ -2,9 +2,9 @@
  * Test support: run the BUILT `maka` with plain `node`, temp data dirs, a tree hash to prove that
  * nothing changed on disk, an interrupted session made by SIGKILLing a real `maka run`, and polling.
  */
-import { execFile, spawn } from 'node:child_process'
+import { execFile, execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -221,4 +221,47 @@ export const runHeaders = async (
   return Promise.all(
     ids.map(async (id) => JSON.parse(await readFile(join(dir, id, 'run.json'), 'utf8')) as Record<string, unknown>),
   )
+}
+
+/**
+ * `maka chat` in a tmux pane of its own server: `open` starts it (the pane prints `exit=<code>` when
+ * the chat ends), `screen` reads the pane, `keys`/`press`/`type` send input, `close` removes the server.
+ */
+export const tmuxChat = (name: string, size: { readonly columns: number; readonly rows: number }) => {
+  let socket = ''
+  let counter = 0
+  const tmux = (...args: ReadonlyArray<string>): string =>
+    execFileSync('/usr/bin/tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+  const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'chat')
+  const keys = (text: string) => tmux('send-keys', '-t', 'chat', '-l', text)
+  const press = (...names: ReadonlyArray<string>) => tmux('send-keys', '-t', 'chat', ...names)
+  const type = (text: string) => {
+    keys(text)
+    press('Enter')
+  }
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
+  const open = async (args: ReadonlyArray<string>, flag: boolean): Promise<void> => {
+    socket = `maka-${name}-${process.pid}-${++counter}`
+    const command = [
+      'env',
+      'NO_COLOR=1',
+      ...(flag ? ['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1'] : []),
+      quote(process.execPath),
+      quote(CLI),
+      'chat',
+      ...args.map(quote),
+    ].join(' ')
+    const pane = `${command}; echo "exit=$?"; sleep 60`
+    tmux('new-session', '-d', '-s', 'chat', '-x', String(size.columns), '-y', String(size.rows), pane)
+    await waitFor('startup recovery', () => screen().includes('Startup recovery:'))
+  }
+  const close = (): void => {
+    try {
+      tmux('kill-server')
+    } catch {
+      // Already gone.
+    }
+    rmSync(tmuxSocketPath(socket), { force: true })
+  }
+  return { screen, keys, press, type, open, close }
 }

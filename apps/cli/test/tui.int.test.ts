@@ -3,13 +3,10 @@
  * continuation into the transcript without submitting a user prompt, a park shows the sentence of
  * every reason, and `/resume extra` prints its usage.
  */
-import { execFileSync } from 'node:child_process'
-import { rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
 import {
-  CLI,
   interruptedSession,
   json,
   ledgerRows,
@@ -19,37 +16,13 @@ import {
   runHeaders,
   scratch,
   scriptFile,
-  tmuxSocketPath,
+  tmuxChat,
   waitFor,
 } from './support.js'
 
-const TMUX = '/usr/bin/tmux'
-let socket = ''
-let counter = 0
-
-const tmux = (...args: ReadonlyArray<string>): string =>
-  execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' })
-const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'chat')
-const type = (text: string) => {
-  tmux('send-keys', '-t', 'chat', '-l', text)
-  tmux('send-keys', '-t', 'chat', 'Enter')
-}
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-
-const openChat = async (args: ReadonlyArray<string>, flag: boolean) => {
-  socket = `maka-test-${process.pid}-${++counter}`
-  const command = [
-    'env',
-    'NO_COLOR=1',
-    ...(flag ? ['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1'] : []),
-    quote(process.execPath),
-    quote(CLI),
-    'chat',
-    ...args.map(quote),
-  ].join(' ')
-  tmux('new-session', '-d', '-s', 'chat', '-x', '120', '-y', '40', `${command}; sleep 60`)
-  await waitFor('startup recovery', () => screen().includes('Startup recovery:'))
-}
+const chat = tmuxChat('test', { columns: 120, rows: 40 })
+const { screen, type } = chat
+const openChat = (args: ReadonlyArray<string>, flag: boolean) => chat.open(args, flag)
 
 describe('maka chat in a terminal', () => {
   let env: Awaited<ReturnType<typeof scratch>>
@@ -58,14 +31,7 @@ describe('maka chat in a terminal', () => {
     env = await scratch()
   })
 
-  afterEach(() => {
-    try {
-      tmux('kill-server')
-    } catch {
-      // Already gone.
-    }
-    rmSync(tmuxSocketPath(socket), { force: true })
-  })
+  afterEach(chat.close)
 
   afterAll(removeScratch)
 

@@ -5,54 +5,16 @@
  * the terminal only, and a denied call reads as denied; `/plan` and `/resume` in a session with no
  * run park with `resume_candidate_missing`, like `maka resume plan` on an empty data dir.
  */
-import { execFileSync } from 'node:child_process'
-import { existsSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
-import {
-  CLI,
-  ledgerRows,
-  removeScratch,
-  runCli,
-  runHeaders,
-  scratch,
-  scriptFile,
-  tmuxSocketPath,
-  waitFor,
-} from './support.js'
+import { ledgerRows, removeScratch, runCli, runHeaders, scratch, scriptFile, tmuxChat, waitFor } from './support.js'
 
-const TMUX = '/usr/bin/tmux'
-let socket = ''
-let counter = 0
-
-const tmux = (...args: ReadonlyArray<string>): string =>
-  execFileSync(TMUX, ['-L', socket, ...args], { encoding: 'utf8' })
-const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'chat')
-const keys = (text: string) => tmux('send-keys', '-t', 'chat', '-l', text)
-const press = (...names: ReadonlyArray<string>) => tmux('send-keys', '-t', 'chat', ...names)
-const type = (text: string) => {
-  keys(text)
-  press('Enter')
-}
-const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`
-
-/** Opens `maka chat`; the pane prints `exit=<code>` when it ends. */
-const openChat = async (args: ReadonlyArray<string>, flag = true) => {
-  socket = `maka-input-${process.pid}-${++counter}`
-  const command = [
-    'env',
-    'NO_COLOR=1',
-    ...(flag ? ['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1'] : []),
-    quote(process.execPath),
-    quote(CLI),
-    'chat',
-    ...args.map(quote),
-  ].join(' ')
-  tmux('new-session', '-d', '-s', 'chat', '-x', '150', '-y', '50', `${command}; echo "exit=$?"; sleep 60`)
-  await waitFor('startup recovery', () => screen().includes('Startup recovery:'), 30_000)
-}
+const chat = tmuxChat('input', { columns: 150, rows: 50 })
+const { screen, keys, press, type } = chat
+const openChat = (args: ReadonlyArray<string>, flag = true) => chat.open(args, flag)
 
 const exitCode = async (): Promise<number> =>
   Number((await waitFor('the exit line', () => /exit=(\d+)/.exec(screen()) ?? undefined, 30_000))[1])
@@ -105,14 +67,7 @@ describe('maka chat input and interrupts in a terminal', { timeout: 120_000 }, (
     slow = await scriptFile(env.root, 'slow.json', [{ delayMs: 600_000 }, { text: 'never said' }])
   })
 
-  afterEach(() => {
-    try {
-      tmux('kill-server')
-    } catch {
-      // Already gone.
-    }
-    rmSync(tmuxSocketPath(socket), { force: true })
-  })
+  afterEach(chat.close)
 
   afterAll(removeScratch)
 
