@@ -240,12 +240,17 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
     press('Enter')
   }
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
-  const open = async (args: ReadonlyArray<string>, flag: boolean): Promise<void> => {
+  const open = async (
+    args: ReadonlyArray<string>,
+    flag: boolean,
+    extraEnv: ReadonlyArray<string> = [],
+  ): Promise<void> => {
     socket = `maka-${name}-${process.pid}-${++counter}`
     const command = [
       'env',
       'NO_COLOR=1',
       ...(flag ? ['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1'] : []),
+      ...extraEnv.map(quote),
       quote(process.execPath),
       quote(CLI),
       'chat',

@@ -14,7 +14,8 @@ import { ledgerRows, removeScratch, runCli, runHeaders, scratch, scriptFile, tmu
 
 const chat = tmuxChat('input', { columns: 150, rows: 50 })
 const { screen, keys, press, type } = chat
-const openChat = (args: ReadonlyArray<string>, flag = true) => chat.open(args, flag)
+const openChat = (args: ReadonlyArray<string>, flag = true, extraEnv: ReadonlyArray<string> = []) =>
+  chat.open(args, flag, extraEnv)
 
 const exitCode = async (): Promise<number> =>
   Number((await waitFor('the exit line', () => /exit=(\d+)/.exec(screen()) ?? undefined, 30_000))[1])
@@ -158,12 +159,17 @@ describe('maka chat input and interrupts in a terminal', { timeout: 120_000 }, (
   })
 
   describe('when a tool call asks for permission', () => {
+    // CI variables set: ink would hide its live frame, and with it the prompt, if the chat let it see them.
     it('shows the path in the prompt only, and a denial reads as denied', async () => {
       const write = await scriptFile(env.root, 'write.json', [
         { toolCall: { name: 'write_file', args: { path: 'preview-target.txt', content: 'abc' } } },
         { text: 'Finished.' },
       ])
-      await openChat(['--data-dir', env.dataDir, '--session', 'perm', '--cwd', env.workspace, '--script', write])
+      await openChat(
+        ['--data-dir', env.dataDir, '--session', 'perm', '--cwd', env.workspace, '--script', write],
+        true,
+        ['CI=true', 'CI_JOB_ID=1'],
+      )
       type('write it')
       await waitFor('the prompt', () => screen().includes('Allow write_file: write preview-target.txt (3 bytes)'))
       keys('n')

@@ -21,7 +21,7 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
   const choice = await readProviderChoice(flags)
   if (process.stdin.isTTY !== true)
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
-  const { runChat } = await import('../ui/runChat.js')
+  const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))
   return runChat({
     dataDir: dataDir.path,
     sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
@@ -32,4 +32,20 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     verbose,
   })
+}
+
+// Ink hides its live frame (the input line, the spinner, the permission prompt) when it sees CI
+// variables, and it decides once, when it loads. `maka chat` only runs on a terminal, where a hidden
+// permission prompt leaves the user unable to answer, so ink loads with those variables out of
+// sight; they are put back before anything runs, so tools started by the chat still see them.
+const withCiVariablesHidden = async <A>(load: () => Promise<A>): Promise<A> => {
+  const hidden = Object.entries(process.env).filter(
+    ([name]) => name === 'CI' || name === 'CONTINUOUS_INTEGRATION' || name.startsWith('CI_'),
+  )
+  for (const [name] of hidden) delete process.env[name]
+  try {
+    return await load()
+  } finally {
+    for (const [name, value] of hidden) process.env[name] = value
+  }
 }
