@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
+import { ProviderChoiceError } from '@maka/providers'
 import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
@@ -314,7 +315,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
         ? ExitCode.ok
         : ExitCode.badInput
     }
-    if (error instanceof BadInputError) {
+    if (error instanceof BadInputError || error instanceof ProviderChoiceError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }
