@@ -19,6 +19,7 @@ import {
   type JsonFlag,
   type ResumeFlags,
   type ResumePlanFlags,
+  type UiFlags,
 } from './CommandFlags.js'
 
 /**
@@ -252,6 +253,19 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .action(
       act(async (options: JsonFlag, command: Command) =>
         (await import('./commands/recover.js')).recover(options, globalsOf(command)),
+      ),
+    )
+
+  addProviderOptions(
+    sub(program, 'ui')
+      .description('the desktop UI in a browser: serves it on 127.0.0.1 with a per-run token until Ctrl+C')
+      .option('--port <n>', 'port to listen on (default: a free one)')
+      .option('--no-open', 'print the address without opening a browser'),
+  )
+    .addHelpText('after', helpFooter(['0    stopped by Ctrl+C or SIGTERM', EXIT_TEXT.badInput]))
+    .action(
+      act(async (options: UiFlags, command: Command) =>
+        (await import('./commands/ui.js')).ui(options, globalsOf(command)),
       ),
     )
 

@@ -278,6 +278,9 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
 
   const resumeLatest = async (sessionId: string): Promise<ResumeLatestResult> => {
     await readSession(sessionId)
+    // A run whose process died while this host runs is closed first, as every host does before a
+    // model call (the pass touches nothing when nothing needs repair).
+    await reader.runtime.recover({ sessionIds: [sessionId] })
     const plan = await reader.runtime.plan({ sessionId })
     if (plan.disposition !== 'continue' || plan.continuation === undefined) return parked(plan.rejectionReasons)
     // The model is resolved from the source run's header before the claim, so a model that cannot
