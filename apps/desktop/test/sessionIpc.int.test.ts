@@ -2,6 +2,8 @@
  * The main-process handlers in Node, through a fake `ipcMain`, against real file stores in temp
  * dirs holding sessions interrupted by SIGKILLing real turns.
  */
+import { writeFile } from 'node:fs/promises'
+import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
 import {
@@ -72,7 +74,19 @@ describe('sessions:resumeLatest', () => {
     await interruptedSession(dataDir, workspace, 's-banner', 'after_tool_response')
     // Recovery only (flag off for the pass), so the session waits with its banner.
     await makeSessionServices({ dataDir, safeResume: false, emit: () => {} }).startup()
-    const app = host(dataDir, true)
+    // The continuation waits on a delay step the test ends, so "started" provably comes first.
+    const script = join(dirname(dataDir), 'slow.json')
+    await writeFile(script, JSON.stringify([{ delayMs: 300_000 }, { text: 'never reached' }]))
+    const messages: Array<HostMessage> = []
+    const services = makeSessionServices({
+      dataDir,
+      safeResume: true,
+      providerFlags: { script },
+      emit: (m) => messages.push(m),
+    })
+    const fake = fakeIpcMain()
+    registerSessionIpc(fake.ipc, services, 'electron')
+    const app = { services, messages, ...fake }
     const listed = await app.invoke<ReadonlyArray<SessionListItem>>(Channels.list)
     const row = listed.find((s) => s.sessionId === 's-banner')
     expect(row?.interrupted).toBe(true)
@@ -81,9 +95,13 @@ describe('sessions:resumeLatest', () => {
     const result = await app.invoke<ResumeLatestResult>(Channels.resumeLatest, 's-banner')
     if (result.disposition !== 'started') throw new Error(`expected started, got ${JSON.stringify(result)}`)
     expect(result.runId).not.toBe(row?.latestRun?.runId)
-    await app.services.idle()
+    expect(app.messages.some((m) => m.type === 'runEnded')).toBe(false)
+    expect(['created', 'running']).toContain(
+      (await runHeaders(dataDir, 's-banner')).find((h) => h.runId === result.runId)?.status,
+    )
+    await app.services.cancelAll()
     const ended = app.messages.find((m) => m.type === 'runEnded' && m.runId === result.runId)
-    expect(ended).toMatchObject({ status: 'completed', kind: 'continuation' })
+    expect(ended).toMatchObject({ status: 'cancelled', kind: 'continuation' })
     const streamed = app.messages.filter((m) => m.type === 'item' && m.item.runId === result.runId)
     expect(streamed.map((m) => (m.type === 'item' ? m.item.kind : ''))).toContain('continuation_start')
 
@@ -149,7 +167,10 @@ describe('startup', () => {
     await interruptedSession(dataDir, workspace, 's-a', 'after_tool_response')
     await interruptedSession(dataDir, workspace, 's-b', 'after_tool_response')
     await interruptedSession(dataDir, workspace, 's-dangling', 'after_function_call')
-    const reports = (await Promise.all([startupInChild(dataDir), startupInChild(dataDir)])) as unknown as Array<StartupReport>
+    const reports = (await Promise.all([
+      startupInChild(dataDir),
+      startupInChild(dataDir),
+    ])) as unknown as Array<StartupReport>
     const continued = reports.flatMap((r) => r.continued.map((c) => c.sessionId)).sort()
     expect(continued).toEqual(['s-a', 's-b'])
     for (const sessionId of ['s-a', 's-b']) {
@@ -197,7 +218,9 @@ describe('sessions:send and permissions', () => {
     await services.idle()
     const rows = await ledgerRows(dataDir, 's-send', started.runId)
     const decision = rows.find((r) => (r['actions'] as Record<string, unknown> | undefined)?.['permissionDecision'])
-    expect((decision?.['actions'] as { permissionDecision: { decision: string } }).permissionDecision.decision).toBe('deny')
+    expect((decision?.['actions'] as { permissionDecision: { decision: string } }).permissionDecision.decision).toBe(
+      'deny',
+    )
     expect(rows.filter((r) => r['role'] === 'user')).toHaveLength(1)
   })
 })

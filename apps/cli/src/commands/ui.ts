@@ -56,7 +56,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
     choice,
     providerFlags: flags,
     permissionMode: flags.yes === true ? 'allow' : 'ask',
-    emit: messages.publish,
+    emit: (message) => messages.publish(message),
   })
   let server
   try {

@@ -175,7 +175,8 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
         continuationChoice = resolved.choice
         if (resolved.note !== undefined) notices.push({ tone: 'info', text: resolved.note })
       } catch (error) {
-        if (error instanceof BadInputError || error instanceof ProviderChoiceError) return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
+        if (error instanceof BadInputError || error instanceof ProviderChoiceError)
+          return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
         throw error
       }
       const result = await runtime.execute(planned)

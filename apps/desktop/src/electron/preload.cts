@@ -3,6 +3,9 @@
  * so the channel names are spelled here (the test compares them with `Channels`). Every call names
  * a session, a prompt or a permission answer; none lets the renderer state a safety fact.
  */
+// A sandboxed preload is CommonJS: `import … = require` is how TypeScript writes that under
+// verbatimModuleSyntax.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 import electron = require('electron')
 
 const { contextBridge, ipcRenderer } = electron

@@ -255,8 +255,9 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         },
         (error: unknown) => {
           active.delete(composed)
-          if (started === null) fail(error)
-          else emit({ type: 'runEnded', sessionId, runId: started.runId, kind, status: 'failed', message: String(error) })
+          if (started === null) fail(error instanceof Error ? error : new Error(String(error)))
+          else
+            emit({ type: 'runEnded', sessionId, runId: started.runId, kind, status: 'failed', message: String(error) })
         },
       )
       running.add(run)
@@ -309,7 +310,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           ? parked(result.plan.rejectionReasons)
           : result._tag === 'Rejected'
             ? { disposition: 'park', rejectionReasons: result.codes, messages: result.codes.map(sentenceOf) }
-            : { disposition: 'failed', message: outcomeOfContinuation(result).message ?? 'The continuation did not start.' },
+            : {
+                disposition: 'failed',
+                message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
+              },
     )
   }
 
@@ -363,7 +367,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         () => true,
         (runtime) => runtime.runTurn({ sessionId, cwd: record.cwd, prompt }),
         outcomeOfTurn,
-        (turn): StartFailed => ({ disposition: 'failed', message: outcomeOfTurn(turn).message ?? 'The turn did not start.' }),
+        (turn): StartFailed => ({
+          disposition: 'failed',
+          message: outcomeOfTurn(turn).message ?? 'The turn did not start.',
+        }),
       )
       return result.disposition === 'park' ? { disposition: 'failed', message: result.messages.join(' ') } : result
     },

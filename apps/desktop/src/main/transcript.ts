@@ -38,7 +38,11 @@ export const transcriptItemOf = (event: RuntimeEvent): TranscriptItem => {
     }
   }
   if (decision !== undefined) {
-    return { ...row, kind: 'permission_decision', text: `Permission ${decision.decision === 'allow' ? 'given' : 'refused'}.` }
+    return {
+      ...row,
+      kind: 'permission_decision',
+      text: `Permission ${decision.decision === 'allow' ? 'given' : 'refused'}.`,
+    }
   }
   switch (content?.kind) {
     case 'text':
@@ -46,7 +50,13 @@ export const transcriptItemOf = (event: RuntimeEvent): TranscriptItem => {
     case 'thinking':
       return { ...row, kind: 'thinking', text: content.text }
     case 'function_call':
-      return { ...row, kind: 'tool_call', text: `Calls ${content.name}.`, toolName: content.name, toolCallId: content.id }
+      return {
+        ...row,
+        kind: 'tool_call',
+        text: `Calls ${content.name}.`,
+        toolName: content.name,
+        toolCallId: content.id,
+      }
     case 'function_response':
       return {
         ...row,
@@ -60,6 +70,7 @@ export const transcriptItemOf = (event: RuntimeEvent): TranscriptItem => {
     case undefined:
       break
   }
-  if (isTerminalEvent(event)) return { ...row, kind: 'terminal', text: `The run ended: ${event.status}.`, status: event.status }
+  if (isTerminalEvent(event))
+    return { ...row, kind: 'terminal', text: `The run ended: ${event.status}.`, status: event.status }
   return { ...row, kind: 'other', text: '' }
 }

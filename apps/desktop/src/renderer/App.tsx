@@ -113,9 +113,11 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
           void refreshList()
           if (message.sessionId === selectedRef.current) void open(message.sessionId)
           if (message.status !== 'completed') {
-            toast('error', `The ${message.kind === 'continuation' ? 'continuation' : 'turn'} ended ${message.status}.`, [
-              ...(message.message === undefined ? [] : [message.message]),
-            ])
+            toast(
+              'error',
+              `The ${message.kind === 'continuation' ? 'continuation' : 'turn'} ended ${message.status}.`,
+              [...(message.message === undefined ? [] : [message.message])],
+            )
           }
           return
         case 'autoContinued':
@@ -142,7 +144,9 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
         toast('error', 'The continuation did not start.', [result.message])
       } else {
         toast('info', `Resuming from the latest safe boundary: run ${result.runId}.`)
-        setView((current) => (current === null ? current : { ...current, session: { ...current.session, interrupted: false } }))
+        setView((current) =>
+          current === null ? current : { ...current, session: { ...current.session, interrupted: false } },
+        )
       }
     } catch (error) {
       toast('error', 'Resuming failed.', [errorText(error)])
@@ -170,7 +174,8 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
     await api.permissions.answer(prompt.requestId, decision)
   }
 
-  const items = view === null ? [] : [...view.items, ...live.filter((i) => !view.items.some((v) => v.eventId === i.eventId))]
+  const items =
+    view === null ? [] : [...view.items, ...live.filter((i) => !view.items.some((v) => v.eventId === i.eventId))]
   const session = view?.session
   const sessionPrompts = prompts.filter((p) => p.sessionId === selected)
 
@@ -178,9 +183,7 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
     <div className="app">
       <aside className="sessions" aria-label="Sessions">
         <h1>maka</h1>
-        <p className="host">
-          {info === null ? '…' : info.safeResume ? 'Safe resume on' : 'Safe resume off'}
-        </p>
+        <p className="host">{info === null ? '…' : info.safeResume ? 'Safe resume on' : 'Safe resume off'}</p>
         <ul>
           {sessions.map((s) => (
             <li key={s.sessionId}>
