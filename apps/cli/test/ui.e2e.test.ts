@@ -131,6 +131,11 @@ describe('maka ui in Chromium', () => {
     const button = page.getByRole('button', { name: 'Safe resume' })
     await expect(button.isEnabled()).resolves.toBe(true)
     await page.screenshot({ path: join(ARTIFACTS, 'banner.png') })
+    // The README's picture (docs/desktop-banner.png is a copy): the list and the banner only.
+    await page.screenshot({
+      path: join(ARTIFACTS, 'banner-readme.png'),
+      clip: { x: 0, y: 0, width: 1100, height: 260 },
+    })
     await button.click()
     await page.getByText('Resuming from the latest safe boundary').waitFor()
     const continuation = await waitFor(
