@@ -12,6 +12,7 @@ export {
   makeSessionServices,
 } from './main/sessionServices.js'
 export { type IpcMainLike, registerSessionIpc } from './main/registerSessionIpc.js'
+export { trustedSenders } from './main/trustedSenders.js'
 export { transcriptItemOf } from './main/transcript.js'
 export {
   type UiServerOptions,

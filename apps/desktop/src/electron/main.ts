@@ -3,14 +3,15 @@
  * that never import `electron` (tested in Node); this file hands them the real `ipcMain` and a
  * window locked down (context isolation, no Node in the renderer, sandbox, no navigation away).
  */
+import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BrowserWindow, app, ipcMain } from 'electron'
 import { MESSAGE_CHANNEL } from '../shared/api.js'
 import { makeSessionServices } from '../main/sessionServices.js'
 import { registerSessionIpc } from '../main/registerSessionIpc.js'
+import { trustedSenders } from '../main/trustedSenders.js'
 import { rendererDir } from '../server/rendererDir.js'
-import { homedir } from 'node:os'
 
 const safeResume = process.env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] === '1'
 const dataDir = process.env['MAKA_HOME'] ?? join(homedir(), '.maka')
@@ -22,7 +23,12 @@ const services = makeSessionServices({
 })
 
 await app.whenReady()
-registerSessionIpc(ipcMain, services, 'electron')
+const renderer = `${pathToFileURL(rendererDir()).href}/`
+registerSessionIpc(
+  trustedSenders(ipcMain, (url) => url.startsWith(renderer)),
+  services,
+  'electron',
+)
 window = new BrowserWindow({
   width: 1100,
   height: 760,

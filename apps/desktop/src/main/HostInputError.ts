@@ -10,7 +10,7 @@
 export class HostInputError extends Error {
   override readonly name = 'HostInputError'
   constructor(
-    readonly code: 'bad_input' | 'unknown_session' | 'unknown_channel',
+    readonly code: 'bad_input' | 'unknown_session' | 'unknown_channel' | 'sender_refused',
     message: string,
   ) {
     super(message)
