@@ -256,18 +256,20 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
     )
 
-  addProviderOptions(
+  const ui = addProviderOptions(
     sub(program, 'ui')
       .description('the desktop UI in a browser: serves it on 127.0.0.1 with a per-run token until Ctrl+C')
       .option('--port <n>', 'port to listen on (default: a free one)')
       .option('--no-open', 'print the address without opening a browser'),
   )
-    .addHelpText('after', helpFooter(['0    stopped by Ctrl+C or SIGTERM', EXIT_TEXT.badInput]))
-    .action(
-      act(async (options: UiFlags, command: Command) =>
-        (await import('./commands/ui.js')).ui(options, globalsOf(command)),
-      ),
-    )
+  // The page asks each question, so the shared option's "default deny" does not hold here.
+  const yes = ui.options.find((option) => option.long === '--yes')
+  if (yes !== undefined) yes.description = 'allow tool calls that change the workspace (default: ask in the page)'
+  ui.addHelpText('after', helpFooter(['0    stopped by Ctrl+C or SIGTERM', EXIT_TEXT.badInput])).action(
+    act(async (options: UiFlags, command: Command) =>
+      (await import('./commands/ui.js')).ui(options, globalsOf(command)),
+    ),
+  )
 
   const resume = addProviderOptions(
     sub(program, 'resume')

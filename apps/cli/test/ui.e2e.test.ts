@@ -224,4 +224,47 @@ describe('maka ui in Chromium', () => {
     expect(status).not.toBe(200)
     await page.close()
   })
+
+  it('without the flag serves no resume channel; a bad --port is bad input', async () => {
+    const bad = await runCli(['ui', '--data-dir', dataDir, '--no-open', '--port', 'abc'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--port')
+    const off = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
+      env: cliEnv(false),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    try {
+      let out = ''
+      off.stdout.setEncoding('utf8')
+      off.stdout.on('data', (chunk: string) => (out += chunk))
+      const address = new URL(
+        await waitFor(
+          'maka ui to listen',
+          () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1],
+          60_000,
+        ),
+      )
+      expect(out).toContain('safe resume off')
+      const call = async (channel: string, args: ReadonlyArray<unknown>) => {
+        const res = await fetch(`${address.origin}/api/invoke/${channel}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-maka-token': address.searchParams.get('token') ?? '' },
+          body: JSON.stringify({ args }),
+        })
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+      }
+      expect(await call('host:info', [])).toEqual({
+        status: 200,
+        body: { value: { safeResume: false, transport: 'http' } },
+      })
+      const resume = await call('sessions:resumeLatest', ['s-parked'])
+      expect(resume.status).toBe(404)
+      expect(resume.body).toMatchObject({ code: 'unknown_channel' })
+    } finally {
+      const exited = new Promise((done) => off.once('exit', done))
+      off.kill('SIGTERM')
+      // SIGTERM stops the server cleanly.
+      expect(await exited).toBe(0)
+    }
+  })
 })
