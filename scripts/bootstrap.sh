@@ -28,6 +28,18 @@ if ! command -v tmux >/dev/null 2>&1; then
   fi
 fi
 
+# The browser tests (`maka ui`, the desktop renderer) drive Debian's chromium with playwright-core.
+if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "› installing chromium (apt, about a minute)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "! chromium is missing: install it (apt-get install chromium) or set CHROMIUM_PATH to run the browser tests" >&2
+  fi
+fi
+
+# Electron is a dev dependency for its types only: its binary is never downloaded (see apps/desktop).
+export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 export TURBO_TELEMETRY_DISABLED=1
 echo "› pnpm install --frozen-lockfile"
 pnpm install --frozen-lockfile --reporter=silent

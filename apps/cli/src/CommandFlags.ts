@@ -114,3 +114,12 @@ export interface ResumePlanFlags {
   readonly json?: boolean
   readonly recover: boolean
 }
+
+/**
+ * Options of `maka ui`.
+ * @category models
+ */
+export interface UiFlags extends ModelFlags {
+  readonly port?: string
+  readonly open: boolean
+}

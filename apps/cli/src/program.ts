@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
+import { ProviderChoiceError } from '@maka/providers'
 import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
@@ -18,6 +19,7 @@ import {
   type JsonFlag,
   type ResumeFlags,
   type ResumePlanFlags,
+  type UiFlags,
 } from './CommandFlags.js'
 
 /**
@@ -254,6 +256,21 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
     )
 
+  const ui = addProviderOptions(
+    sub(program, 'ui')
+      .description('the desktop UI in a browser: serves it on 127.0.0.1 with a per-run token until Ctrl+C')
+      .option('--port <n>', 'port to listen on (default: a free one)')
+      .option('--no-open', 'print the address without opening a browser'),
+  )
+  // The page asks each question, so the shared option's "default deny" does not hold here.
+  const yes = ui.options.find((option) => option.long === '--yes')
+  if (yes !== undefined) yes.description = 'allow tool calls that change the workspace (default: ask in the page)'
+  ui.addHelpText('after', helpFooter(['0    stopped by Ctrl+C or SIGTERM', EXIT_TEXT.badInput])).action(
+    act(async (options: UiFlags, command: Command) =>
+      (await import('./commands/ui.js')).ui(options, globalsOf(command)),
+    ),
+  )
+
   const resume = addProviderOptions(
     sub(program, 'resume')
       .description('recover, plan the latest safe boundary and execute it')
@@ -314,7 +331,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
         ? ExitCode.ok
         : ExitCode.badInput
     }
-    if (error instanceof BadInputError) {
+    if (error instanceof BadInputError || error instanceof ProviderChoiceError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }

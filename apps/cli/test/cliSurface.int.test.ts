@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
 import { hashTree, json, jsonLines, removeScratch, runCli, scratch } from './support.js'
 
-const COMMANDS = [['demo'], ['chat'], ['run'], ['sessions'], ['show'], ['recover'], ['resume'], ['resume', 'plan']]
+const COMMANDS = [
+  ['demo'],
+  ['chat'],
+  ['run'],
+  ['sessions'],
+  ['show'],
+  ['recover'],
+  ['resume'],
+  ['resume', 'plan'],
+  ['ui'],
+]
 
 describe('the maka command surface', { timeout: 120_000 }, () => {
   let env: Awaited<ReturnType<typeof scratch>>

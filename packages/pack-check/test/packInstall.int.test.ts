@@ -109,6 +109,7 @@ describe('published packages', () => {
     expect(packed.map((p) => p.manifest.name).sort()).toEqual([
       '@maka/chaos',
       '@maka/cli',
+      '@maka/desktop',
       '@maka/events',
       '@maka/executor',
       '@maka/host-inspector',
@@ -126,7 +127,12 @@ describe('published packages', () => {
         const stray = p.files.filter(
           (file) =>
             !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file) &&
-            !/^dist\/.+\.(js|d\.ts)$/.test(file),
+            !/^dist\/.+\.(js|d\.ts)$/.test(file) &&
+            // The desktop host ships its CommonJS preload and the built renderer.
+            !(
+              p.manifest.name === '@maka/desktop' &&
+              /^dist\/(electron\/preload\.(cjs|d\.cts)|renderer\/.+\.(html|css|js))$/.test(file)
+            ),
         )
         expect(stray, p.manifest.name).toEqual([])
         expect(

@@ -31,3 +31,15 @@ export {
   DEFAULT_PROVIDER_TIMEOUT_MS,
   makeOpenAICompatibleProvider,
 } from './openAICompatibleProvider.js'
+export {
+  type ProviderFlags,
+  type ProviderChoice,
+  type ScriptDefaults,
+  checkBaseUrl,
+  readProviderChoice,
+  providerForRuns,
+  checkProviderFlags,
+  providerFlagsGiven,
+  providerChoiceForResume,
+} from './providerChoice.js'
+export { ProviderChoiceError } from './ProviderChoiceError.js'

@@ -8,7 +8,13 @@ import type { RuntimeEvent } from '@maka/events'
 import type { PermissionMode, PermissionQuestion } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError } from '../ExitCode.js'
-import { type ProviderChoice, type ProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
+import {
+  type ProviderChoice,
+  type ProviderFlags,
+  ProviderChoiceError,
+  providerChoiceForResume,
+  providerForRuns,
+} from '../providerChoice.js'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
 import { listSessionSummaries } from '@maka/executor'
@@ -169,7 +175,8 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
         continuationChoice = resolved.choice
         if (resolved.note !== undefined) notices.push({ tone: 'info', text: resolved.note })
       } catch (error) {
-        if (error instanceof BadInputError) return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
+        if (error instanceof BadInputError || error instanceof ProviderChoiceError)
+          return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
         throw error
       }
       const result = await runtime.execute(planned)

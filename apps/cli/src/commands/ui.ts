@@ -1,0 +1,85 @@
+/**
+ * `maka ui [--port N] [--no-open]`: the desktop renderer in a browser, for machines without
+ * Electron. The handlers are `@maka/desktop`'s (the ones Electron's main process registers), served
+ * on 127.0.0.1 with a per-run token by `@maka/desktop`'s server. Start-up recovers the whole data
+ * dir and, with `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`, continues every eligible interrupted
+ * session; without the flag the UI lists, shows and runs turns but offers no resume (decision 70).
+ * Runs until SIGINT or SIGTERM: running turns are cancelled durably, exit 0.
+ */
+import { spawn } from 'node:child_process'
+import { ExitCode, BadInputError } from '../ExitCode.js'
+import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
+import { safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { checkProviderFlags, readProviderChoice } from '../providerChoice.js'
+import { openDataDir, say } from './commandContext.js'
+
+const parsePort = (text: string | undefined): number => {
+  if (text === undefined) return 0
+  const port = /^\d{1,5}$/.test(text) ? Number(text) : Number.NaN
+  if (!Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw new BadInputError('--port must be a whole number between 1 and 65535.')
+  }
+  return port
+}
+
+// A graphical session only: on a bare terminal xdg-open may start a text browser in this terminal.
+const openBrowser = (url: string): void => {
+  const command =
+    process.platform === 'darwin'
+      ? 'open'
+      : process.platform === 'win32'
+        ? 'explorer'
+        : process.env['DISPLAY'] !== undefined || process.env['WAYLAND_DISPLAY'] !== undefined
+          ? 'xdg-open'
+          : null
+  if (command === null) return
+  const child = spawn(command, [url], { stdio: 'ignore', detached: true })
+  child.on('error', () => {})
+  child.unref()
+}
+
+/**
+ * Serves the UI until a signal stops it.
+ * @category constructors
+ */
+export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode> => {
+  const port = parsePort(flags.port)
+  checkProviderFlags(flags)
+  const choice = await readProviderChoice(flags)
+  const workspace = await openDataDir(globals, 'write')
+  const safeResume = safeBoundaryResumeFromEnv()
+  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/desktop')
+  const messages = makeMessageHub()
+  const services = makeSessionServices({
+    dataDir: workspace.dataDir.path,
+    safeResume,
+    choice,
+    providerFlags: flags,
+    permissionMode: flags.yes === true ? 'allow' : 'ask',
+    emit: (message) => messages.publish(message),
+  })
+  let server
+  try {
+    server = await serveUi({ services, messages, rendererDir: rendererDir(), port })
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'EADDRINUSE') throw new BadInputError(`Port ${port} is in use: pick another with --port or omit it.`)
+    throw error
+  }
+  say(`maka ui: listening on ${server.origin} (127.0.0.1 only; every request needs this run's token)`)
+  say(`maka ui: data dir ${workspace.dataDir.path} · safe resume ${safeResume ? 'on' : 'off'}`)
+  say(`Open ${server.url}`)
+  const report = await services.startup()
+  say(
+    `maka ui: startup recovery ${report.recoveryActions} action${report.recoveryActions === 1 ? '' : 's'}` +
+      (safeResume ? ` · ${report.continued.length} interrupted session(s) continuing` : ''),
+  )
+  if (flags.open) openBrowser(server.url)
+  await new Promise<void>((stop) => {
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
+  await services.cancelAll()
+  await server.close()
+  return ExitCode.ok
+}

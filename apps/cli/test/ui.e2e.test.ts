@@ -1,0 +1,270 @@
+/**
+ * `maka ui` end to end in real headless Chromium (Debian's, driven by playwright-core): the built
+ * CLI serves the built renderer over a data dir with interrupted sessions made by SIGKILLing real
+ * turns; the test clicks Safe resume and reads the result back from the ledger on disk. One browser
+ * for the file; screenshots go to test-artifacts/ (gitignored).
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdir } from 'node:fs/promises'
+import { request } from 'node:http'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type Browser, type Page, chromium } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ParkReasonSentences, isParkReason } from '@maka/events'
+import { CLI, cliEnv, ledgerRows, removeScratch, runCli, runHeaders, scratch, waitFor } from './support.js'
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url))
+
+if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/bootstrap.sh installs Debian's chromium.`)
+
+let browser: Browser
+let server: ChildProcessWithoutNullStreams
+let url = ''
+let dataDir = ''
+let workspace = ''
+
+/** A turn of the hidden demo child, SIGKILLed at `at`. */
+const killedTurn = (sessionId: string, at: string): Promise<void> =>
+  new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [CLI, '__demo-child', '--data-dir', dataDir, '--session', sessionId, '--cwd', workspace, '--at', at],
+      { env: cliEnv(true), stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    let out = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`the demo child never reached ${at}: ${out}`))
+    }, 60_000)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+      if (out.includes('"type":"ready"')) child.kill('SIGKILL')
+    })
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer)
+      if (signal === 'SIGKILL') done()
+      else fail(new Error(`the demo child ended by itself: ${out}`))
+    })
+  })
+
+const raw = (
+  path: string,
+  headers: Record<string, string>,
+  method = 'GET',
+): Promise<{ readonly status: number; readonly body: string }> =>
+  new Promise((done, fail) => {
+    const target = new URL(url)
+    const req = request(
+      { host: '127.0.0.1', port: target.port, path, method, headers, setHost: !('host' in headers) },
+      (res) => {
+        let body = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => (body += chunk))
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }))
+      },
+    )
+    req.on('error', fail)
+    req.end(method === 'POST' ? JSON.stringify({ args: [] }) : undefined)
+  })
+
+const openSession = async (page: Page, sessionId: string): Promise<void> => {
+  await page.goto(url)
+  await page.locator(`[data-session="${sessionId}"]`).click()
+  await page.getByRole('region', { name: 'Interrupted turn' }).waitFor()
+}
+
+beforeAll(async () => {
+  const dirs = await scratch()
+  dataDir = dirs.dataDir
+  workspace = dirs.workspace
+  await mkdir(ARTIFACTS, { recursive: true })
+  // Parks: a tool call without its result. Startup cannot continue it, so it keeps its banner.
+  await killedTurn('s-parked', 'after_function_call')
+  server = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
+    env: cliEnv(true),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
+  let out = ''
+  server.stdout.setEncoding('utf8')
+  server.stdout.on('data', (chunk: string) => (out += chunk))
+  url = await waitFor('maka ui to listen', () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1], 60_000)
+  await waitFor('the startup pass', () => out.includes('startup recovery'), 60_000)
+  // Resumable: killed after a committed tool result, while the UI already runs (so the banner shows
+  // instead of the start-up continuation).
+  await killedTurn('s-resume', 'after_tool_response')
+  // Another host's recovery pass closes it with app_restarted, as after a restart.
+  expect((await runCli(['recover', '--data-dir', dataDir])).code).toBe(0)
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    chromiumSandbox: false,
+    args: [
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  })
+})
+
+afterAll(async () => {
+  await browser?.close()
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((done) => server.once('exit', done))
+    server.kill('SIGTERM')
+    await exited
+  }
+  await removeScratch()
+})
+
+describe('maka ui in Chromium', () => {
+  it('Safe resume continues the interrupted turn: its text streams in, one continuation, no user row', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
+    await openSession(page, 's-resume')
+    await page.getByText('The last turn was interrupted (app_restarted).').waitFor()
+    const button = page.getByRole('button', { name: 'Safe resume' })
+    await expect(button.isEnabled()).resolves.toBe(true)
+    await page.screenshot({ path: join(ARTIFACTS, 'banner.png') })
+    // The README's picture (docs/desktop-banner.png is a copy): the list and the banner only.
+    await page.screenshot({
+      path: join(ARTIFACTS, 'banner-readme.png'),
+      clip: { x: 0, y: 0, width: 1100, height: 260 },
+    })
+    await button.click()
+    await page.getByText('Resuming from the latest safe boundary').waitFor()
+    const continuation = await waitFor(
+      'the continuation to complete',
+      async () => {
+        const runs = (await runHeaders(dataDir, 's-resume')).filter((h) => h['continuationSource'] !== undefined)
+        return runs.length === 1 && runs[0]?.['status'] === 'completed' ? runs[0] : undefined
+      },
+      60_000,
+    )
+    const rows = await ledgerRows(dataDir, 's-resume', String(continuation['runId']))
+    expect(rows.filter((r) => r['role'] === 'user')).toHaveLength(0)
+    const text = rows
+      .map((r) => r['content'] as { kind?: string; text?: string } | undefined)
+      .find((c) => c?.kind === 'text')?.text
+    expect(text).toBeTruthy()
+    await page.getByText(text ?? '', { exact: true }).waitFor()
+    await expect(page.getByRole('region', { name: 'Interrupted turn' }).count()).resolves.toBe(0)
+    await page.screenshot({ path: join(ARTIFACTS, 'resumed.png') })
+    const headers = await runHeaders(dataDir, 's-resume')
+    expect(headers.filter((h) => h['continuationSource'] !== undefined)).toHaveLength(1)
+    await page.close()
+  })
+
+  it('a parked session shows a toast with the sentence of every reason and writes nothing', async () => {
+    const plan = await runCli(['resume', 'plan', '--data-dir', dataDir, '--session', 's-parked', '--json'], {
+      flag: true,
+    })
+    expect(plan.code).toBe(3)
+    const reasons = (JSON.parse(plan.stdout) as { rejectionReasons: ReadonlyArray<string> }).rejectionReasons
+    expect(reasons).toContain('dangling_tool_state')
+    const before = await runHeaders(dataDir, 's-parked')
+    const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
+    await openSession(page, 's-parked')
+    await page.getByRole('button', { name: 'Safe resume' }).click()
+    const toast = page.getByRole('status').filter({ hasText: 'Cannot resume safely' })
+    await toast.waitFor()
+    for (const code of reasons) {
+      if (!isParkReason(code)) throw new Error(`unknown reason ${code}`)
+      await toast.getByText(ParkReasonSentences[code], { exact: false }).waitFor()
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'parked.png') })
+    expect(await runHeaders(dataDir, 's-parked')).toEqual(before)
+    await page.close()
+  })
+
+  it('refuses a request without the token, with a foreign Origin or for a foreign Host', async () => {
+    const token = new URL(url).searchParams.get('token') ?? ''
+    const json = { 'content-type': 'application/json' }
+    const missing = await raw('/api/invoke/sessions:list', json, 'POST')
+    expect(missing.status).toBe(401)
+    expect(JSON.parse(missing.body)).toMatchObject({ code: 'token_refused' })
+    const wrong = await raw('/api/events?token=not-it', {})
+    expect(wrong.status).toBe(401)
+    const foreign = await raw(
+      '/api/invoke/sessions:list',
+      { ...json, 'x-maka-token': token, origin: 'http://evil.example' },
+      'POST',
+    )
+    expect(foreign.status).toBe(403)
+    expect(JSON.parse(foreign.body)).toMatchObject({ code: 'origin_refused' })
+    const rebound = await raw('/', { host: `evil.example:${new URL(url).port}` })
+    expect(rebound.status).toBe(421)
+    const allowed = await raw('/api/invoke/sessions:list', { ...json, 'x-maka-token': token }, 'POST')
+    expect(allowed.status).toBe(200)
+
+    // From a page of another origin, the browser's own request carries that Origin and is refused.
+    const page = await browser.newPage()
+    await page.goto('about:blank')
+    const status = await page.evaluate(
+      async ([target, key]) => {
+        try {
+          const res = await fetch(`${target}/api/invoke/sessions:list`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-maka-token': key ?? '' },
+            body: '{"args":[]}',
+          })
+          return res.status
+        } catch {
+          return -1
+        }
+      },
+      [new URL(url).origin, token] as const,
+    )
+    // The preflight is refused, so the browser never gets an answer it may read.
+    expect(status).not.toBe(200)
+    await page.close()
+  })
+
+  it('without the flag serves no resume channel; a bad --port is bad input', async () => {
+    const bad = await runCli(['ui', '--data-dir', dataDir, '--no-open', '--port', 'abc'])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--port')
+    const off = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
+      env: cliEnv(false),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
+    try {
+      let out = ''
+      off.stdout.setEncoding('utf8')
+      off.stdout.on('data', (chunk: string) => (out += chunk))
+      const address = new URL(
+        await waitFor(
+          'maka ui to listen',
+          () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1],
+          60_000,
+        ),
+      )
+      expect(out).toContain('safe resume off')
+      const call = async (channel: string, args: ReadonlyArray<unknown>) => {
+        const res = await fetch(`${address.origin}/api/invoke/${channel}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-maka-token': address.searchParams.get('token') ?? '' },
+          body: JSON.stringify({ args }),
+        })
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+      }
+      expect(await call('host:info', [])).toEqual({
+        status: 200,
+        body: { value: { safeResume: false, transport: 'http' } },
+      })
+      const resume = await call('sessions:resumeLatest', ['s-parked'])
+      expect(resume.status).toBe(404)
+      expect(resume.body).toMatchObject({ code: 'unknown_channel' })
+    } finally {
+      const exited = new Promise((done) => off.once('exit', done))
+      off.kill('SIGTERM')
+      // SIGTERM stops the server cleanly.
+      expect(await exited).toBe(0)
+    }
+  })
+})

@@ -1,0 +1,50 @@
+/**
+ * The Electron main process: wiring only. The services, handlers and their checks live in modules
+ * that never import `electron` (tested in Node); this file hands them the real `ipcMain` and a
+ * window locked down (context isolation, no Node in the renderer, sandbox, no navigation away).
+ */
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { BrowserWindow, app, ipcMain } from 'electron'
+import { MESSAGE_CHANNEL } from '../shared/api.js'
+import { makeSessionServices } from '../main/sessionServices.js'
+import { registerSessionIpc } from '../main/registerSessionIpc.js'
+import { trustedSenders } from '../main/trustedSenders.js'
+import { rendererDir } from '../server/rendererDir.js'
+
+const safeResume = process.env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] === '1'
+const dataDir = process.env['MAKA_HOME'] ?? join(homedir(), '.maka')
+let window: BrowserWindow | null = null
+const services = makeSessionServices({
+  dataDir,
+  safeResume,
+  emit: (message) => window?.webContents.send(MESSAGE_CHANNEL, message),
+})
+
+await app.whenReady()
+const renderer = `${pathToFileURL(rendererDir()).href}/`
+registerSessionIpc(
+  trustedSenders(ipcMain, (url) => url.startsWith(renderer)),
+  services,
+  'electron',
+)
+window = new BrowserWindow({
+  width: 1100,
+  height: 760,
+  webPreferences: {
+    preload: fileURLToPath(new URL('./preload.cjs', import.meta.url)),
+    contextIsolation: true,
+    nodeIntegration: false,
+    sandbox: true,
+    additionalArguments: [`--maka-safe-resume=${safeResume ? '1' : '0'}`],
+  },
+})
+window.webContents.on('will-navigate', (event) => event.preventDefault())
+window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }))
+await window.loadFile(join(rendererDir(), 'index.html'))
+// Startup after the window exists, so the auto-continuations stream into it.
+await services.startup()
+app.on('window-all-closed', () => {
+  void services.cancelAll().then(() => app.quit())
+})

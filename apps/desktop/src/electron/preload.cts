@@ -1,0 +1,33 @@
+/**
+ * The preload: `window.maka` over IPC, nothing else. A sandboxed preload cannot load local modules,
+ * so the channel names are spelled here (the test compares them with `Channels`). Every call names
+ * a session, a prompt or a permission answer; none lets the renderer state a safety fact.
+ */
+// A sandboxed preload is CommonJS: `import … = require` is how TypeScript writes that under
+// verbatimModuleSyntax.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+import electron = require('electron')
+
+const { contextBridge, ipcRenderer } = electron
+
+const safeResume = process.argv.includes('--maka-safe-resume=1')
+const sessions = {
+  list: () => ipcRenderer.invoke('sessions:list'),
+  get: (sessionId: string) => ipcRenderer.invoke('sessions:get', sessionId),
+  send: (sessionId: string, prompt: string) => ipcRenderer.invoke('sessions:send', sessionId, prompt),
+}
+contextBridge.exposeInMainWorld('maka', {
+  info: () => ipcRenderer.invoke('host:info'),
+  sessions: safeResume
+    ? { ...sessions, resumeLatest: (sessionId: string) => ipcRenderer.invoke('sessions:resumeLatest', sessionId) }
+    : sessions,
+  permissions: {
+    answer: (requestId: string, decision: 'allow' | 'deny') =>
+      ipcRenderer.invoke('permissions:answer', requestId, decision),
+  },
+  onMessage: (listener: (message: unknown) => void) => {
+    const forward = (_event: unknown, message: unknown): void => listener(message)
+    ipcRenderer.on('maka:message', forward)
+    return () => ipcRenderer.removeListener('maka:message', forward)
+  },
+})

@@ -1,0 +1,62 @@
+/**
+ * The IPC surface of the main process, against anything shaped like Electron's `ipcMain` (the real
+ * one in `electron/main.ts`, a fake in tests, the HTTP bridge of `maka ui`). Every argument is
+ * checked here: the renderer names a session, a prompt or a permission answer, never a fact the
+ * planner relies on. `sessions:resumeLatest` exists only with the resume flag.
+ */
+import { Channels, type HostInfo } from '../shared/api.js'
+import { HostInputError } from './HostInputError.js'
+import type { SessionServices } from './sessionServices.js'
+
+/**
+ * The part of Electron's `ipcMain` the host uses.
+ * @category models
+ */
+export interface IpcMainLike {
+  handle(channel: string, listener: (event: unknown, ...args: Array<unknown>) => unknown): void
+}
+
+const arity = (channel: string, args: ReadonlyArray<unknown>, count: number): void => {
+  if (args.length !== count) {
+    throw new HostInputError('bad_input', `${channel} takes ${count} argument${count === 1 ? '' : 's'}.`)
+  }
+}
+
+const text = (value: unknown, what: string): string => {
+  if (typeof value !== 'string') throw new HostInputError('bad_input', `${what} must be text.`)
+  return value
+}
+
+/**
+ * Registers the session handlers; returns the channels registered.
+ * @category constructors
+ */
+export const registerSessionIpc = (
+  ipc: IpcMainLike,
+  services: SessionServices,
+  transport: HostInfo['transport'],
+): ReadonlyArray<string> => {
+  const channels: Array<string> = []
+  const on = (channel: string, count: number, run: (args: ReadonlyArray<unknown>) => unknown): void => {
+    channels.push(channel)
+    ipc.handle(channel, (_event, ...args) => {
+      arity(channel, args, count)
+      return run(args)
+    })
+  }
+  on(Channels.info, 0, (): HostInfo => ({ safeResume: services.safeResume, transport }))
+  on(Channels.list, 0, () => services.list())
+  on(Channels.get, 1, ([sessionId]) => services.get(text(sessionId, 'The session id')))
+  on(Channels.send, 2, ([sessionId, prompt]) =>
+    services.send(text(sessionId, 'The session id'), text(prompt, 'The prompt')),
+  )
+  on(Channels.answerPermission, 2, ([requestId, decision]) => {
+    const answer = text(decision, 'The decision')
+    if (answer !== 'allow' && answer !== 'deny') throw new HostInputError('bad_input', 'Answer allow or deny.')
+    return services.answerPermission(text(requestId, 'The request id'), answer)
+  })
+  if (services.safeResume) {
+    on(Channels.resumeLatest, 1, ([sessionId]) => services.resumeLatest(text(sessionId, 'The session id')))
+  }
+  return channels
+}

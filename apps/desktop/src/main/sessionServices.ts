@@ -1,0 +1,415 @@
+/**
+ * What the desktop main process (and `maka ui`) does for the renderer, over the same packages the
+ * CLI composes: file stores and a runtime from `@maka/executor`, the built-in tools, the provider
+ * choice of `@maka/providers` (a continuation keeps the model its source run recorded), the
+ * session read model of `@maka/planner`. No domain rule lives here: the planner decides whether a
+ * session may continue, the executor claims the boundary; this module starts runs, answers with
+ * `started` as soon as the run's first event is committed, and pushes every event to the renderer.
+ */
+import * as E from 'fp-ts/lib/Either.js'
+import {
+  ExecutionRejectionSentences,
+  type RuntimeEvent,
+  describeParkReason,
+  isContinuationStartEvent,
+  isExecutionRejection,
+  isSafeId,
+} from '@maka/events'
+import {
+  type ContinuationResult,
+  type FileRuntime,
+  type PermissionMode,
+  type TurnResult,
+  listSessionSummaries,
+  loadSessionDetail,
+  makeFileRuntime,
+} from '@maka/executor'
+import type { SessionSummary } from '@maka/planner'
+import {
+  type ProviderChoice,
+  type ProviderFlags,
+  ProviderChoiceError,
+  providerChoiceForResume,
+  providerForRuns,
+} from '@maka/providers'
+import { builtinTools } from '@maka/tools'
+import type {
+  HostMessage,
+  Parked,
+  ResumeLatestResult,
+  SendResult,
+  SessionListItem,
+  SessionView,
+  Started,
+  StartFailed,
+} from '../shared/api.js'
+import { HostInputError } from './HostInputError.js'
+import { transcriptItemOf } from './transcript.js'
+
+/**
+ * How the services are built.
+ * @category models
+ */
+export interface SessionServicesOptions {
+  readonly dataDir: string
+  /** `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`; without it there is no resume and no auto-continuation. */
+  readonly safeResume: boolean
+  /** The model of new turns (the scripted model by default). */
+  readonly choice?: ProviderChoice
+  /** Provider flags that override what a resumed run recorded (`maka ui --provider …`). */
+  readonly providerFlags?: ProviderFlags
+  /** `ask` (default) puts each mutating tool call to the renderer. */
+  readonly permissionMode?: PermissionMode
+  readonly env?: NodeJS.ProcessEnv
+  /** Where host messages go (the window's webContents, the SSE clients). */
+  readonly emit: (message: HostMessage) => void
+}
+
+/**
+ * What startup did.
+ * @category models
+ */
+export interface StartupReport {
+  readonly recoveryActions: number
+  readonly continued: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
+  readonly notContinued: ReadonlyArray<{ readonly sessionId: string; readonly result: Parked | StartFailed }>
+}
+
+/**
+ * The main process's operations.
+ * @category models
+ */
+export interface SessionServices {
+  readonly safeResume: boolean
+  list(): Promise<ReadonlyArray<SessionListItem>>
+  get(sessionId: string): Promise<SessionView>
+  send(sessionId: string, prompt: string): Promise<SendResult>
+  resumeLatest(sessionId: string): Promise<ResumeLatestResult>
+  answerPermission(requestId: string, decision: 'allow' | 'deny'): boolean
+  /** The recovery pass over the whole data dir, then (with the flag) every eligible continuation. */
+  startup(): Promise<StartupReport>
+  /** Resolves when every run started so far has ended. */
+  idle(): Promise<void>
+  /** Cancels the runs still going (the window closed): each ends `cancelled` durably. */
+  cancelAll(): Promise<void>
+}
+
+// A long session shows its newest rows; the rest stays on disk.
+const TRANSCRIPT_ROWS = 500
+const MAX_PROMPT_CHARS = 100_000
+
+const sentenceOf = (code: string): string =>
+  isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
+
+const parked = (codes: ReadonlyArray<string>): Parked => ({
+  disposition: 'park',
+  rejectionReasons: codes,
+  messages: codes.map(sentenceOf),
+})
+
+const listItemOf = (s: SessionSummary): SessionListItem => ({
+  sessionId: s.sessionId,
+  title: s.title ?? null,
+  cwd: s.cwd,
+  createdAt: s.createdAt,
+  interrupted: s.interrupted,
+  ownerAlive: s.ownerAlive,
+  latestRun:
+    s.latestRun === null
+      ? null
+      : {
+          runId: s.latestRun.runId,
+          kind: s.latestRun.kind,
+          status: s.latestRun.status,
+          ...(s.latestRun.failureClass === undefined ? {} : { failureClass: s.latestRun.failureClass }),
+        },
+  ...(s.error === undefined ? {} : { error: s.error }),
+})
+
+const requireSessionId = (value: unknown): string => {
+  if (!isSafeId(value)) {
+    throw new HostInputError('bad_input', 'A session id is 1 to 128 letters, digits, "_" or "-".')
+  }
+  return value
+}
+
+type Outcome = { readonly status: string; readonly message?: string }
+
+const outcomeOfTurn = (result: TurnResult): Outcome =>
+  result._tag === 'Finished'
+    ? { status: result.status, ...(result.failureMessage === undefined ? {} : { message: result.failureMessage }) }
+    : { status: 'failed', message: result.message }
+
+const outcomeOfContinuation = (result: ContinuationResult): Outcome => {
+  switch (result._tag) {
+    case 'Finished':
+      return {
+        status: result.status,
+        ...(result.failureMessage === undefined ? {} : { message: result.failureMessage }),
+      }
+    case 'Failed':
+      return { status: 'failed', message: result.message }
+    case 'Parked':
+    case 'Rejected':
+      return { status: 'parked' }
+  }
+}
+
+/**
+ * Builds the services over one data directory.
+ * @category constructors
+ */
+export const makeSessionServices = (options: SessionServicesOptions): SessionServices => {
+  const { emit } = options
+  const turnChoice: ProviderChoice = options.choice ?? { kind: 'scripted', steps: null }
+  const permissionMode = options.permissionMode ?? 'ask'
+  const running = new Set<Promise<unknown>>()
+  const active = new Set<FileRuntime>()
+  const questions = new Map<string, (decision: 'allow' | 'deny') => void>()
+  const sessionOfRun = new Map<string, string>()
+
+  // One runtime per run, so runs of different sessions go side by side (the executor's owner
+  // lock keeps one per session); each forwards its events tagged with its session.
+  const runtimeFor = (choice: ProviderChoice, onEvent: (event: RuntimeEvent) => void): FileRuntime =>
+    makeFileRuntime({
+      dataDir: options.dataDir,
+      tools: builtinTools(),
+      providerFor: providerForRuns(choice, { turn: [], continuation: [] }),
+      safeBoundaryResumeEnabled: options.safeResume,
+      permissionMode,
+      observer: {
+        onEvent: (event) => {
+          onEvent(event)
+          if (!event.partial) emit({ type: 'item', sessionId: event.sessionId, item: transcriptItemOf(event) })
+        },
+        onTextDelta: (runId, text) => {
+          const sessionId = sessionOfRun.get(runId)
+          if (sessionId !== undefined) emit({ type: 'text', sessionId, runId, text })
+        },
+      },
+      askPermission: (question) =>
+        new Promise((answer) => {
+          questions.set(question.requestId, answer)
+          emit({
+            type: 'permission',
+            prompt: {
+              sessionId: question.sessionId,
+              runId: question.runId,
+              requestId: question.requestId,
+              toolName: question.toolName,
+              summary: question.preview ?? '',
+            },
+          })
+        }),
+    })
+  const reader = makeFileRuntime({
+    dataDir: options.dataDir,
+    tools: builtinTools(),
+    providerFor: () => {
+      throw new Error('the reader runtime runs no model')
+    },
+    safeBoundaryResumeEnabled: options.safeResume,
+    permissionMode: 'deny',
+  })
+
+  /**
+   * Starts `go` and answers once `isStart` accepts a committed event of the new run, or with
+   * `early` when the operation ends before one (refused, parked, failed to start).
+   */
+  const start = <R>(
+    sessionId: string,
+    kind: 'turn' | 'continuation',
+    choice: ProviderChoice,
+    isStart: (event: RuntimeEvent) => boolean,
+    go: (runtime: FileRuntime['runtime']) => Promise<R>,
+    outcome: (result: R) => Outcome,
+    early: (result: R) => Parked | StartFailed,
+  ): Promise<Started | Parked | StartFailed> =>
+    new Promise((answer, fail) => {
+      let started: Started | null = null
+      const composed = runtimeFor(choice, (event) => {
+        if (event.sessionId !== sessionId) return
+        sessionOfRun.set(event.runId, sessionId)
+        if (started === null && !event.partial && isStart(event)) {
+          started = { disposition: 'started', runId: event.runId, turnId: event.turnId }
+          answer(started)
+        }
+      })
+      active.add(composed)
+      const run = go(composed.runtime).then(
+        (result) => {
+          active.delete(composed)
+          if (started === null) {
+            answer(early(result))
+            return
+          }
+          const ended = outcome(result)
+          emit({
+            type: 'runEnded',
+            sessionId,
+            runId: started.runId,
+            kind,
+            status: ended.status,
+            ...(ended.message === undefined ? {} : { message: ended.message }),
+          })
+        },
+        (error: unknown) => {
+          active.delete(composed)
+          if (started === null) fail(error instanceof Error ? error : new Error(String(error)))
+          else
+            emit({ type: 'runEnded', sessionId, runId: started.runId, kind, status: 'failed', message: String(error) })
+        },
+      )
+      running.add(run)
+      void run.finally(() => running.delete(run))
+    })
+
+  const readSession = async (sessionId: string) => {
+    const record = await reader.stores.sessions.read(sessionId)()
+    if (E.isLeft(record)) {
+      throw new HostInputError(
+        'unknown_session',
+        record.left._tag === 'NotFound'
+          ? `There is no session ${sessionId}.`
+          : `The session ${sessionId} cannot be read (${record.left._tag}).`,
+      )
+    }
+    return record.right
+  }
+
+  const resumeLatest = async (sessionId: string): Promise<ResumeLatestResult> => {
+    await readSession(sessionId)
+    // A run whose process died while this host runs is closed first, as every host does before a
+    // model call (the pass touches nothing when nothing needs repair).
+    await reader.runtime.recover({ sessionIds: [sessionId] })
+    const plan = await reader.runtime.plan({ sessionId })
+    if (plan.disposition !== 'continue' || plan.continuation === undefined) return parked(plan.rejectionReasons)
+    // The model is resolved from the source run's header before the claim, so a model that cannot
+    // be built here never spends the boundary.
+    const source = await reader.stores.runs.read(sessionId, plan.continuation.sourceRunId)()
+    if (E.isLeft(source)) {
+      return { disposition: 'failed', message: `The interrupted run's header cannot be read (${source.left._tag}).` }
+    }
+    let choice: ProviderChoice
+    try {
+      choice = (await providerChoiceForResume(source.right, options.providerFlags ?? {}, options.env ?? process.env))
+        .choice
+    } catch (error) {
+      if (error instanceof ProviderChoiceError) return { disposition: 'failed', message: error.message }
+      throw error
+    }
+    return start(
+      sessionId,
+      'continuation',
+      choice,
+      isContinuationStartEvent,
+      (runtime) => runtime.execute(plan),
+      outcomeOfContinuation,
+      (result): Parked | StartFailed =>
+        result._tag === 'Parked'
+          ? parked(result.plan.rejectionReasons)
+          : result._tag === 'Rejected'
+            ? { disposition: 'park', rejectionReasons: result.codes, messages: result.codes.map(sentenceOf) }
+            : {
+                disposition: 'failed',
+                message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
+              },
+    )
+  }
+
+  return {
+    safeResume: options.safeResume,
+    list: async () => {
+      const summaries = await listSessionSummaries(reader.stores)
+      if (E.isLeft(summaries)) throw new Error(`The sessions cannot be listed (${summaries.left}).`)
+      return summaries.right.map(listItemOf)
+    },
+    get: async (id) => {
+      const sessionId = requireSessionId(id)
+      const record = await readSession(sessionId)
+      const detail = await loadSessionDetail(reader.stores, record, () => transcriptItemOf)
+      if (E.isLeft(detail)) throw new Error(`The session ${sessionId} cannot be read (${detail.left}).`)
+      const rows = detail.right.runs.flatMap((run) =>
+        run.timeline.map(({ index: _index, operationStatus, ...item }) => ({
+          ...item,
+          ...(operationStatus === undefined ? {} : { status: operationStatus }),
+        })),
+      )
+      const summaries = await listSessionSummaries(reader.stores)
+      const summary = E.isRight(summaries) ? summaries.right.find((s) => s.sessionId === sessionId) : undefined
+      return {
+        session:
+          summary === undefined
+            ? {
+                sessionId,
+                title: record.title ?? null,
+                cwd: record.cwd,
+                createdAt: record.createdAt,
+                interrupted: false,
+                ownerAlive: false,
+                latestRun: null,
+              }
+            : listItemOf(summary),
+        items: rows.slice(-TRANSCRIPT_ROWS),
+        omitted: Math.max(0, rows.length - TRANSCRIPT_ROWS),
+      }
+    },
+    send: async (id, prompt) => {
+      const sessionId = requireSessionId(id)
+      if (typeof prompt !== 'string' || prompt.trim() === '' || prompt.length > MAX_PROMPT_CHARS) {
+        throw new HostInputError('bad_input', `A prompt is text of 1 to ${MAX_PROMPT_CHARS} characters.`)
+      }
+      const record = await readSession(sessionId)
+      const result = await start(
+        sessionId,
+        'turn',
+        turnChoice,
+        () => true,
+        (runtime) => runtime.runTurn({ sessionId, cwd: record.cwd, prompt }),
+        outcomeOfTurn,
+        (turn): StartFailed => ({
+          disposition: 'failed',
+          message: outcomeOfTurn(turn).message ?? 'The turn did not start.',
+        }),
+      )
+      return result.disposition === 'park' ? { disposition: 'failed', message: result.messages.join(' ') } : result
+    },
+    resumeLatest: (id) => {
+      if (!options.safeResume) return Promise.resolve(parked(['resume_feature_disabled']))
+      return resumeLatest(requireSessionId(id))
+    },
+    answerPermission: (requestId, decision) => {
+      const answer = questions.get(requestId)
+      if (answer === undefined || (decision !== 'allow' && decision !== 'deny')) return false
+      questions.delete(requestId)
+      answer(decision)
+      return true
+    },
+    startup: async () => {
+      const { actions } = await reader.runtime.recover()
+      const continued: Array<{ sessionId: string; runId: string }> = []
+      const notContinued: Array<{ sessionId: string; result: Parked | StartFailed }> = []
+      if (options.safeResume) {
+        const summaries = await listSessionSummaries(reader.stores)
+        const interrupted = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted && !s.ownerAlive) : []
+        for (const summary of interrupted) {
+          const result = await resumeLatest(summary.sessionId)
+          if (result.disposition === 'started') {
+            continued.push({ sessionId: summary.sessionId, runId: result.runId })
+            emit({ type: 'autoContinued', sessionId: summary.sessionId, runId: result.runId })
+          } else {
+            notContinued.push({ sessionId: summary.sessionId, result })
+          }
+        }
+      }
+      return { recoveryActions: actions.length, continued, notContinued }
+    },
+    idle: async () => {
+      while (running.size > 0) await Promise.allSettled([...running])
+    },
+    cancelAll: async () => {
+      for (const composed of active) composed.runtime.cancel()
+      while (running.size > 0) await Promise.allSettled([...running])
+    },
+  }
+}

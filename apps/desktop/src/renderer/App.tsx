@@ -1,0 +1,288 @@
+/**
+ * The renderer: sessions with their "interrupted" mark, the selected session's transcript (tool
+ * activity, permission prompts, the continuation streaming in), the interrupted-turn banner with
+ * **Safe resume**, and toasts. It holds no domain rule: the banner follows the host's mark, and
+ * a park is shown with the sentences the host sent.
+ */
+import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
+import type {
+  HostInfo,
+  HostMessage,
+  MakaApi,
+  PermissionPrompt,
+  SessionListItem,
+  SessionView,
+  TranscriptItem,
+} from '../shared/api.js'
+
+/**
+ * A toast: a title and, for a park, one line per reason.
+ * @category models
+ */
+export interface Toast {
+  readonly id: number
+  readonly tone: 'info' | 'warn' | 'error'
+  readonly title: string
+  readonly lines: ReadonlyArray<string>
+}
+
+const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const Item = ({ item }: { readonly item: TranscriptItem }) => (
+  <li className={`item item-${item.kind} role-${item.role}`} data-kind={item.kind}>
+    {item.kind === 'tool_call' || item.kind === 'tool_result' ? (
+      <span>
+        <span className="tool">{item.toolName}</span> {item.kind === 'tool_call' ? 'called' : 'answered'}
+        {item.status === undefined ? null : <span className="status"> · {item.status}</span>}
+      </span>
+    ) : (
+      <span>{item.text}</span>
+    )}
+  </li>
+)
+
+/**
+ * The whole window.
+ * @category components
+ */
+export const App = ({ api }: { readonly api: MakaApi }) => {
+  const [info, setInfo] = useState<HostInfo | null>(null)
+  const [sessions, setSessions] = useState<ReadonlyArray<SessionListItem>>([])
+  const [selected, setSelected] = useState<string | null>(null)
+  const [view, setView] = useState<SessionView | null>(null)
+  const [live, setLive] = useState<ReadonlyArray<TranscriptItem>>([])
+  const [streaming, setStreaming] = useState<Readonly<Record<string, string>>>({})
+  const [prompts, setPrompts] = useState<ReadonlyArray<PermissionPrompt>>([])
+  const [toasts, setToasts] = useState<ReadonlyArray<Toast>>([])
+  const [pending, setPending] = useState(false)
+  const [draft, setDraft] = useState('')
+  const selectedRef = useRef<string | null>(null)
+  const toastId = useRef(0)
+
+  const toast = useCallback((tone: Toast['tone'], title: string, lines: ReadonlyArray<string> = []) => {
+    toastId.current += 1
+    const next: Toast = { id: toastId.current, tone, title, lines }
+    setToasts((all) => [...all, next])
+  }, [])
+
+  const refreshList = useCallback(async () => {
+    try {
+      setSessions(await api.sessions.list())
+    } catch (error) {
+      toast('error', 'The sessions cannot be listed.', [errorText(error)])
+    }
+  }, [api, toast])
+
+  const open = useCallback(
+    async (sessionId: string) => {
+      selectedRef.current = sessionId
+      setSelected(sessionId)
+      try {
+        const loaded = await api.sessions.get(sessionId)
+        if (selectedRef.current !== sessionId) return
+        setView(loaded)
+        setLive([])
+        setStreaming({})
+      } catch (error) {
+        toast('error', `The session ${sessionId} cannot be opened.`, [errorText(error)])
+      }
+    },
+    [api, toast],
+  )
+
+  useEffect(() => {
+    void api.info().then(setInfo)
+    void refreshList()
+    return api.onMessage((message: HostMessage) => {
+      switch (message.type) {
+        case 'item':
+          if (message.sessionId !== selectedRef.current) return
+          setLive((items) => (items.some((i) => i.eventId === message.item.eventId) ? items : [...items, message.item]))
+          if (message.item.kind === 'text' && message.item.role === 'model') {
+            setStreaming(({ [message.item.runId]: _done, ...rest }) => rest)
+          }
+          return
+        case 'text':
+          if (message.sessionId !== selectedRef.current) return
+          setStreaming((all) => ({ ...all, [message.runId]: (all[message.runId] ?? '') + message.text }))
+          return
+        case 'permission':
+          setPrompts((all) => [...all, message.prompt])
+          return
+        case 'runEnded':
+          void refreshList()
+          if (message.sessionId === selectedRef.current) void open(message.sessionId)
+          if (message.status !== 'completed') {
+            toast(
+              'error',
+              `The ${message.kind === 'continuation' ? 'continuation' : 'turn'} ended ${message.status}.`,
+              [...(message.message === undefined ? [] : [message.message])],
+            )
+          }
+          return
+        case 'autoContinued':
+          toast('info', `Session ${message.sessionId} was interrupted: continuing from its latest safe boundary.`)
+          void refreshList()
+          return
+      }
+    })
+  }, [api, open, refreshList, toast])
+
+  const resumeLatest = api.sessions.resumeLatest
+  const safeResume = async (): Promise<void> => {
+    if (resumeLatest === undefined || selected === null) return
+    setPending(true)
+    try {
+      const result = await resumeLatest(selected)
+      if (result.disposition === 'park') {
+        toast(
+          'warn',
+          'Cannot resume safely:',
+          result.messages.map((sentence, i) => `${sentence} (${result.rejectionReasons[i] ?? '?'})`),
+        )
+      } else if (result.disposition === 'failed') {
+        toast('error', 'The continuation did not start.', [result.message])
+      } else {
+        toast('info', `Resuming from the latest safe boundary: run ${result.runId}.`)
+        setView((current) =>
+          current === null ? current : { ...current, session: { ...current.session, interrupted: false } },
+        )
+      }
+    } catch (error) {
+      toast('error', 'Resuming failed.', [errorText(error)])
+    } finally {
+      setPending(false)
+      void refreshList()
+    }
+  }
+
+  const send = async (event: FormEvent): Promise<void> => {
+    event.preventDefault()
+    if (selected === null || draft.trim() === '') return
+    const prompt = draft
+    setDraft('')
+    try {
+      const result = await api.sessions.send(selected, prompt)
+      if (result.disposition === 'failed') toast('error', 'The turn did not start.', [result.message])
+    } catch (error) {
+      toast('error', 'The turn did not start.', [errorText(error)])
+    }
+  }
+
+  const answer = async (prompt: PermissionPrompt, decision: 'allow' | 'deny'): Promise<void> => {
+    setPrompts((all) => all.filter((p) => p.requestId !== prompt.requestId))
+    await api.permissions.answer(prompt.requestId, decision)
+  }
+
+  const items =
+    view === null ? [] : [...view.items, ...live.filter((i) => !view.items.some((v) => v.eventId === i.eventId))]
+  const session = view?.session
+  const sessionPrompts = prompts.filter((p) => p.sessionId === selected)
+
+  return (
+    <div className="app">
+      <aside className="sessions" aria-label="Sessions">
+        <h1>maka</h1>
+        <p className="host">{info === null ? '…' : info.safeResume ? 'Safe resume on' : 'Safe resume off'}</p>
+        <ul>
+          {sessions.map((s) => (
+            <li key={s.sessionId}>
+              <button
+                type="button"
+                className={s.sessionId === selected ? 'session selected' : 'session'}
+                onClick={() => void open(s.sessionId)}
+                data-session={s.sessionId}
+              >
+                <span className="title">{s.title ?? s.sessionId}</span>
+                {s.interrupted ? <span className="mark">interrupted</span> : null}
+                <span className="meta">{s.latestRun === null ? 'no run' : s.latestRun.status}</span>
+              </button>
+            </li>
+          ))}
+        </ul>
+        {sessions.length === 0 ? <p className="empty">No sessions yet.</p> : null}
+      </aside>
+      <main className="transcript" aria-label="Transcript">
+        {session === undefined ? (
+          <p className="empty">Pick a session.</p>
+        ) : (
+          <>
+            <header>
+              <h2>{session.title ?? session.sessionId}</h2>
+              <p className="meta">{session.cwd}</p>
+            </header>
+            {session.interrupted ? (
+              <section className="banner" role="region" aria-label="Interrupted turn">
+                <p>
+                  The last turn was interrupted
+                  {session.latestRun?.failureClass === undefined ? '' : ` (${session.latestRun.failureClass})`}.
+                </p>
+                {resumeLatest === undefined ? (
+                  <p className="meta">Safe resume is off: start with MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1.</p>
+                ) : (
+                  <button type="button" onClick={() => void safeResume()} disabled={pending}>
+                    {pending ? 'Resuming…' : 'Safe resume'}
+                  </button>
+                )}
+              </section>
+            ) : null}
+            {view !== null && view.omitted > 0 ? <p className="meta">{view.omitted} earlier rows not shown.</p> : null}
+            <ol className="items">
+              {items.map((item) => (
+                <Item key={item.eventId} item={item} />
+              ))}
+              {Object.entries(streaming).map(([runId, text]) => (
+                <li key={`stream-${runId}`} className="item item-streaming role-model">
+                  {text}
+                </li>
+              ))}
+            </ol>
+            {sessionPrompts.map((prompt) => (
+              <section key={prompt.requestId} className="permission" role="region" aria-label="Permission">
+                <p>
+                  Allow <span className="tool">{prompt.toolName}</span>? {prompt.summary}
+                </p>
+                <button type="button" onClick={() => void answer(prompt, 'allow')}>
+                  Allow
+                </button>
+                <button type="button" onClick={() => void answer(prompt, 'deny')}>
+                  Deny
+                </button>
+              </section>
+            ))}
+            <form className="composer" onSubmit={(event) => void send(event)}>
+              <input
+                aria-label="Prompt"
+                value={draft}
+                onChange={(event) => setDraft(event.target.value)}
+                placeholder="Ask the agent…"
+              />
+              <button type="submit">Send</button>
+            </form>
+          </>
+        )}
+      </main>
+      <div className="toasts" aria-live="polite">
+        {toasts.map((t) => (
+          <div key={t.id} className={`toast toast-${t.tone}`} role="status">
+            <p className="toast-title">{t.title}</p>
+            {t.lines.length === 0 ? null : (
+              <ul>
+                {t.lines.map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
+              </ul>
+            )}
+            <button
+              type="button"
+              aria-label="Dismiss"
+              onClick={() => setToasts((all) => all.filter((other) => other.id !== t.id))}
+            >
+              ×
+            </button>
+          </div>
+        ))}
+      </div>
+    </div>
+  )
+}

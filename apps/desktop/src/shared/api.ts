@@ -1,0 +1,206 @@
+/**
+ * The contract between the main process (or `maka ui`'s server) and the renderer: the channels,
+ * what each returns, the messages pushed to the renderer, and `window.maka`. Plain data only, so
+ * the same renderer runs over Electron IPC and over the loopback HTTP bridge. Nothing here lets
+ * the renderer state a safety fact: it names a session and the host decides everything else.
+ */
+
+/**
+ * The IPC channels. `sessions:resumeLatest` is registered only with the resume flag.
+ * @category models
+ */
+export const Channels = {
+  info: 'host:info',
+  list: 'sessions:list',
+  get: 'sessions:get',
+  send: 'sessions:send',
+  resumeLatest: 'sessions:resumeLatest',
+  answerPermission: 'permissions:answer',
+} as const
+
+/**
+ * A channel name.
+ * @category models
+ */
+export type Channel = (typeof Channels)[keyof typeof Channels]
+
+/**
+ * The one push channel from the host to the renderer.
+ * @category models
+ */
+export const MESSAGE_CHANNEL = 'maka:message'
+
+/**
+ * What the host tells the renderer about itself.
+ * @category models
+ */
+export interface HostInfo {
+  /** `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`: the resume entry points exist. */
+  readonly safeResume: boolean
+  readonly transport: 'electron' | 'http'
+}
+
+/**
+ * A session in the list.
+ * @category models
+ */
+export interface SessionListItem {
+  readonly sessionId: string
+  readonly title: string | null
+  readonly cwd: string | null
+  readonly createdAt: string | null
+  /** The planner's mark: the latest top-level run failed with `app_restarted` or lost its owner. */
+  readonly interrupted: boolean
+  readonly ownerAlive: boolean
+  readonly latestRun: {
+    readonly runId: string
+    readonly kind: string
+    readonly status: string
+    readonly failureClass?: string
+  } | null
+  /** Why the session could not be read, when it could not. */
+  readonly error?: string
+}
+
+/**
+ * One row of a transcript: a committed ledger event as the renderer shows it. Tool arguments and
+ * results are not carried (the name and the operation's status are), so nothing the tool touched
+ * leaves the host through this channel.
+ * @category models
+ */
+export interface TranscriptItem {
+  readonly eventId: string
+  readonly runId: string
+  readonly turnId: string
+  readonly role: 'user' | 'model' | 'tool' | 'system'
+  readonly kind:
+    | 'text'
+    | 'thinking'
+    | 'tool_call'
+    | 'tool_result'
+    | 'error'
+    | 'permission_request'
+    | 'permission_decision'
+    | 'continuation_start'
+    | 'terminal'
+    | 'other'
+  readonly text: string
+  readonly toolName?: string
+  readonly toolCallId?: string
+  readonly status?: string
+}
+
+/**
+ * A session with its transcript (the newest rows when the ledgers are long).
+ * @category models
+ */
+export interface SessionView {
+  readonly session: SessionListItem
+  readonly items: ReadonlyArray<TranscriptItem>
+  /** Rows left out before `items` because the transcript is long. */
+  readonly omitted: number
+}
+
+/**
+ * A run the host started (a turn or a continuation); it streams on the message channel.
+ * @category models
+ */
+export interface Started {
+  readonly disposition: 'started'
+  readonly runId: string
+  readonly turnId: string
+}
+
+/**
+ * Resuming was refused: every reason's code, and its human sentence at the same index.
+ * @category models
+ */
+export interface Parked {
+  readonly disposition: 'park'
+  readonly rejectionReasons: ReadonlyArray<string>
+  readonly messages: ReadonlyArray<string>
+}
+
+/**
+ * The run could not start for a reason that is no park (a store write failed, the recorded model
+ * cannot be built here).
+ * @category models
+ */
+export interface StartFailed {
+  readonly disposition: 'failed'
+  readonly message: string
+}
+
+/**
+ * The answer of `sessions:resumeLatest`.
+ * @category models
+ */
+export type ResumeLatestResult = Started | Parked | StartFailed
+
+/**
+ * The answer of `sessions:send`.
+ * @category models
+ */
+export type SendResult = Started | StartFailed
+
+/**
+ * A permission question for a running tool call.
+ * @category models
+ */
+export interface PermissionPrompt {
+  readonly sessionId: string
+  readonly runId: string
+  readonly requestId: string
+  readonly toolName: string
+  readonly summary: string
+}
+
+/**
+ * What the host pushes to the renderer.
+ * @category models
+ */
+export type HostMessage =
+  | { readonly type: 'item'; readonly sessionId: string; readonly item: TranscriptItem }
+  | { readonly type: 'text'; readonly sessionId: string; readonly runId: string; readonly text: string }
+  | { readonly type: 'permission'; readonly prompt: PermissionPrompt }
+  | {
+      readonly type: 'runEnded'
+      readonly sessionId: string
+      readonly runId: string
+      readonly kind: 'turn' | 'continuation'
+      readonly status: string
+      readonly message?: string
+    }
+  | {
+      readonly type: 'autoContinued'
+      readonly sessionId: string
+      readonly runId: string
+    }
+
+/**
+ * A refusal of bad input, as both transports carry it.
+ * @category models
+ */
+export interface HostErrorBody {
+  readonly code: string
+  readonly message: string
+}
+
+/**
+ * `window.maka`: what the renderer can ask. `resumeLatest` is absent without the resume flag.
+ * @category models
+ */
+export interface MakaApi {
+  readonly info: () => Promise<HostInfo>
+  readonly sessions: {
+    readonly list: () => Promise<ReadonlyArray<SessionListItem>>
+    readonly get: (sessionId: string) => Promise<SessionView>
+    readonly send: (sessionId: string, prompt: string) => Promise<SendResult>
+    readonly resumeLatest?: (sessionId: string) => Promise<ResumeLatestResult>
+  }
+  readonly permissions: {
+    readonly answer: (requestId: string, decision: 'allow' | 'deny') => Promise<boolean>
+  }
+  /** Subscribes to host messages; returns the unsubscribe. */
+  readonly onMessage: (listener: (message: HostMessage) => void) => () => void
+}

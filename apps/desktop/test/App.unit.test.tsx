@@ -1,0 +1,181 @@
+// @vitest-environment happy-dom
+/**
+ * The renderer against a fake `window.maka`: the banner, Safe resume disabled while pending, the
+ * park toast with every sentence, the started toast and the continuation streaming in.
+ */
+import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react'
+import { afterEach, describe, expect, it } from 'vitest'
+import { App } from '../src/renderer/App.js'
+import type { HostMessage, MakaApi, ResumeLatestResult, SessionListItem, SessionView } from '../src/shared/api.js'
+
+afterEach(cleanup)
+
+const interrupted: SessionListItem = {
+  sessionId: 's-1',
+  title: null,
+  cwd: '/work/ws',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  interrupted: true,
+  ownerAlive: false,
+  latestRun: { runId: 'run-1', kind: 'turn', status: 'failed', failureClass: 'app_restarted' },
+}
+
+const fakeApi = (options: { readonly safeResume: boolean }) => {
+  const listeners = new Set<(message: HostMessage) => void>()
+  const calls: Array<string> = []
+  let answer: (result: ResumeLatestResult) => void = () => {}
+  const view: SessionView = {
+    session: interrupted,
+    items: [
+      { eventId: 'e1', runId: 'run-1', turnId: 't1', role: 'user', kind: 'text', text: 'list the files' },
+      {
+        eventId: 'e2',
+        runId: 'run-1',
+        turnId: 't1',
+        role: 'model',
+        kind: 'tool_call',
+        text: 'Calls list_dir.',
+        toolName: 'list_dir',
+        status: 'succeeded',
+      },
+    ],
+    omitted: 0,
+  }
+  const sessions: MakaApi['sessions'] = {
+    list: () => Promise.resolve([interrupted]),
+    get: () => Promise.resolve(view),
+    send: () => Promise.resolve({ disposition: 'failed', message: 'not in this test' }),
+  }
+  const api: MakaApi = {
+    info: () => Promise.resolve({ safeResume: options.safeResume, transport: 'http' }),
+    sessions: options.safeResume
+      ? {
+          ...sessions,
+          resumeLatest: (sessionId) => {
+            calls.push(sessionId)
+            return new Promise((resolve) => (answer = resolve))
+          },
+        }
+      : sessions,
+    permissions: { answer: () => Promise.resolve(true) },
+    onMessage: (listener) => {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
+  }
+  return {
+    api,
+    calls,
+    answer: (result: ResumeLatestResult) => answer(result),
+    push: (message: HostMessage) => listeners.forEach((listener) => listener(message)),
+  }
+}
+
+const openInterrupted = async () => {
+  fireEvent.click(await screen.findByText('s-1', { selector: '.title' }))
+  return screen.findByRole('region', { name: 'Interrupted turn' })
+}
+
+describe('the interrupted-turn banner', () => {
+  it('disables Safe resume while pending and shows every park sentence in a toast', async () => {
+    const fake = fakeApi({ safeResume: true })
+    render(<App api={fake.api} />)
+    const banner = await openInterrupted()
+    expect(banner.textContent).toContain('app_restarted')
+    const button = screen.getByRole('button', { name: 'Safe resume' })
+    fireEvent.click(button)
+    await waitFor(() => expect(screen.getByRole('button', { name: 'Resuming…' }).hasAttribute('disabled')).toBe(true))
+    fireEvent.click(screen.getByRole('button', { name: 'Resuming…' }))
+    expect(fake.calls).toEqual(['s-1'])
+    await act(async () => {
+      fake.answer({
+        disposition: 'park',
+        rejectionReasons: ['dangling_tool_state', 'cwd_mismatch'],
+        messages: ['First sentence.', 'Second sentence.'],
+      })
+      await Promise.resolve()
+    })
+    const toast = await screen.findByText('Cannot resume safely:')
+    const lines = [...(toast.parentElement?.querySelectorAll('li') ?? [])].map((li) => li.textContent)
+    expect(lines).toEqual(['First sentence. (dangling_tool_state)', 'Second sentence. (cwd_mismatch)'])
+    expect(screen.getByRole('button', { name: 'Safe resume' }).hasAttribute('disabled')).toBe(false)
+  })
+
+  it('on started shows an info toast and streams the continuation into the transcript', async () => {
+    const fake = fakeApi({ safeResume: true })
+    render(<App api={fake.api} />)
+    await openInterrupted()
+    fireEvent.click(screen.getByRole('button', { name: 'Safe resume' }))
+    await act(async () => {
+      fake.answer({ disposition: 'started', runId: 'run-2', turnId: 't2' })
+      await Promise.resolve()
+    })
+    await screen.findByText('Resuming from the latest safe boundary: run run-2.')
+    expect(screen.queryByRole('region', { name: 'Interrupted turn' })).toBeNull()
+    act(() => {
+      fake.push({ type: 'text', sessionId: 's-1', runId: 'run-2', text: 'Continuing ' })
+      fake.push({ type: 'text', sessionId: 's-1', runId: 'run-2', text: 'after list_dir' })
+    })
+    await screen.findByText('Continuing after list_dir')
+    act(() => {
+      fake.push({
+        type: 'item',
+        sessionId: 's-1',
+        item: {
+          eventId: 'e9',
+          runId: 'run-2',
+          turnId: 't2',
+          role: 'model',
+          kind: 'text',
+          text: 'Continuing after list_dir: done.',
+        },
+      })
+      // Another session's stream never lands in this transcript.
+      fake.push({ type: 'text', sessionId: 's-other', runId: 'run-x', text: 'elsewhere' })
+    })
+    await screen.findByText('Continuing after list_dir: done.')
+    expect(screen.queryByText('Continuing after list_dir')).toBeNull()
+    expect(screen.queryByText('elsewhere')).toBeNull()
+  })
+
+  it('offers no Safe resume without the flag', async () => {
+    const fake = fakeApi({ safeResume: false })
+    render(<App api={fake.api} />)
+    const banner = await openInterrupted()
+    expect(screen.queryByRole('button', { name: 'Safe resume' })).toBeNull()
+    expect(banner.textContent).toContain('MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1')
+  })
+
+  it('puts a permission question to the person and sends the answer', async () => {
+    const fake = fakeApi({ safeResume: true })
+    const answers: Array<string> = []
+    const api: MakaApi = {
+      ...fake.api,
+      permissions: {
+        answer: (requestId, decision) => {
+          answers.push(`${requestId}:${decision}`)
+          return Promise.resolve(true)
+        },
+      },
+    }
+    render(<App api={api} />)
+    await openInterrupted()
+    act(() =>
+      fake.push({
+        type: 'permission',
+        prompt: {
+          sessionId: 's-1',
+          runId: 'run-2',
+          requestId: 'q1',
+          toolName: 'write_file',
+          summary: 'write notes.txt',
+        },
+      }),
+    )
+    const question = await screen.findByRole('region', { name: 'Permission' })
+    expect(question.textContent).toContain('write_file')
+    fireEvent.click(screen.getByRole('button', { name: 'Deny' }))
+    await waitFor(() => expect(answers).toEqual(['q1:deny']))
+    expect(screen.queryByRole('region', { name: 'Permission' })).toBeNull()
+  })
+})

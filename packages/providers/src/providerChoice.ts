@@ -1,0 +1,222 @@
+/**
+ * Which model a host talks to: the scripted model (default; a `--script FILE` or a built-in
+ * script) or an OpenAI-compatible endpoint. Reading and checking the flags happens here, before a
+ * runtime exists, so a bad script, a missing `--model`, an unusable `--base-url`, a missing key or
+ * a bad timeout is a `ProviderChoiceError` (the CLI's exit 2) and nothing is written. A resume builds the provider its
+ * source run recorded (`providerChoiceForResume`), with flags overriding it.
+ */
+import { readFile } from 'node:fs/promises'
+import * as E from 'fp-ts/lib/Either.js'
+import type { AgentRun } from '@maka/events'
+import type { ModelProvider } from './ModelProvider.js'
+import { DEFAULT_PROVIDER_TIMEOUT_MS, makeOpenAICompatibleProvider } from './openAICompatibleProvider.js'
+import { type ScriptStep, parseScript } from './ScriptStep.js'
+import { makeScriptedProvider } from './scriptedProvider.js'
+import { ProviderChoiceError } from './ProviderChoiceError.js'
+
+/**
+ * The provider flags shared by `run`, `chat`, `resume` and `demo`.
+ * @category models
+ */
+export interface ProviderFlags {
+  readonly script?: string
+  readonly provider?: string
+  readonly baseUrl?: string
+  readonly model?: string
+  /** The provider timeout in ms (`--timeout`); else `MAKA_PROVIDER_TIMEOUT_MS`; else the default. */
+  readonly timeout?: string
+}
+
+/**
+ * The model a host will use.
+ * @category models
+ */
+export type ProviderChoice =
+  | { readonly kind: 'scripted'; readonly steps: ReadonlyArray<ScriptStep> | null }
+  | {
+      readonly kind: 'openai-compatible'
+      readonly baseUrl: string
+      readonly model: string
+      readonly apiKey: string
+      readonly timeoutMs: number
+    }
+
+// setTimeout's ceiling; a larger value would fire at once.
+const MAX_TIMEOUT_MS = 2_147_483_647
+
+const readTimeout = (flags: ProviderFlags, env: NodeJS.ProcessEnv): number => {
+  const [text, source] =
+    flags.timeout !== undefined
+      ? [flags.timeout, '--timeout']
+      : env['MAKA_PROVIDER_TIMEOUT_MS'] !== undefined && env['MAKA_PROVIDER_TIMEOUT_MS'] !== ''
+        ? [env['MAKA_PROVIDER_TIMEOUT_MS'], 'MAKA_PROVIDER_TIMEOUT_MS']
+        : [undefined, '']
+  if (text === undefined) return DEFAULT_PROVIDER_TIMEOUT_MS
+  const ms = /^\d{1,10}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN
+  if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TIMEOUT_MS) {
+    throw new ProviderChoiceError(`${source} must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}.`)
+  }
+  return ms
+}
+
+/**
+ * Checks an endpoint base URL: http(s), parseable, and without credentials (the key belongs in
+ * MAKA_API_KEY, and the URL is recorded in run headers). The URL itself is not echoed back.
+ * @category constructors
+ */
+export const checkBaseUrl = (text: string, source = '--base-url'): string => {
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new ProviderChoiceError(`${source} is not a valid URL (expected e.g. http://127.0.0.1:8080/v1).`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ProviderChoiceError(`${source} must be an http:// or https:// URL.`)
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new ProviderChoiceError(`${source} must not hold credentials; put the key in MAKA_API_KEY.`)
+  }
+  return text
+}
+
+/**
+ * Reads the provider flags; `steps` is null when no script file was given.
+ * @category constructors
+ */
+export const readProviderChoice = async (
+  flags: ProviderFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ProviderChoice> => {
+  const provider = flags.provider ?? 'scripted'
+  if (provider === 'openai-compatible') {
+    if (flags.script !== undefined) throw new ProviderChoiceError('--script is only for the scripted provider.')
+    if (flags.baseUrl === undefined || flags.model === undefined) {
+      throw new ProviderChoiceError('The openai-compatible provider needs --base-url URL and --model M.')
+    }
+    const baseUrl = checkBaseUrl(flags.baseUrl)
+    const timeoutMs = readTimeout(flags, env)
+    const apiKey = env['MAKA_API_KEY']
+    // Fail before anything is written rather than on the first request; a keyless local server
+    // takes any value.
+    if (apiKey === undefined || apiKey === '') {
+      throw new ProviderChoiceError(
+        'The openai-compatible provider needs MAKA_API_KEY (any value for a server without keys).',
+      )
+    }
+    return { kind: 'openai-compatible', baseUrl, model: flags.model, apiKey, timeoutMs }
+  }
+  if (flags.timeout !== undefined) readTimeout(flags, env)
+  if (provider !== 'scripted')
+    throw new ProviderChoiceError(`Unknown provider "${provider}": use scripted or openai-compatible.`)
+  if (flags.script === undefined) return { kind: 'scripted', steps: null }
+  let text: string
+  try {
+    text = await readFile(flags.script, 'utf8')
+  } catch {
+    throw new ProviderChoiceError(`The script file ${flags.script} cannot be read.`)
+  }
+  const steps = parseScript(text)
+  if (E.isLeft(steps)) throw new ProviderChoiceError(`The script file ${flags.script} is invalid: ${steps.left}`)
+  return { kind: 'scripted', steps: steps.right }
+}
+
+/**
+ * The scripted steps each kind of run gets when no script file was given.
+ * @category models
+ */
+export interface ScriptDefaults {
+  readonly turn: ReadonlyArray<ScriptStep>
+  readonly continuation: ReadonlyArray<ScriptStep>
+}
+
+/**
+ * A fresh provider per run (the executor asks once per run, so a script's cursor never leaks).
+ * @category constructors
+ */
+export const providerForRuns =
+  (choice: ProviderChoice, defaults: ScriptDefaults) =>
+  (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }): ModelProvider => {
+    if (choice.kind === 'openai-compatible') {
+      return makeOpenAICompatibleProvider({
+        baseUrl: choice.baseUrl,
+        model: choice.model,
+        apiKey: choice.apiKey,
+        timeoutMs: choice.timeoutMs,
+      })
+    }
+    return makeScriptedProvider({ steps: choice.steps ?? defaults[run.kind], toolCallIdPrefix: run.runId })
+  }
+
+/**
+ * Checks the provider flags that need no file or key (`--base-url`, `--timeout`), so a command
+ * that writes before it builds its provider (resume recovers first) refuses them before any write.
+ * @category constructors
+ */
+export const checkProviderFlags = (flags: ProviderFlags, env: NodeJS.ProcessEnv = process.env): void => {
+  if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl)
+  readTimeout(flags, env)
+}
+
+/**
+ * True when any flag that picks the model was given (`--timeout` only tunes it).
+ * @category guards
+ */
+export const providerFlagsGiven = (flags: ProviderFlags): boolean =>
+  flags.provider !== undefined || flags.baseUrl !== undefined || flags.model !== undefined || flags.script !== undefined
+
+const describeChoice = (choice: ProviderChoice): string =>
+  choice.kind === 'scripted'
+    ? choice.steps === null
+      ? 'the scripted model'
+      : 'the scripted model with the given script'
+    : `openai-compatible model ${choice.model} at ${choice.baseUrl}`
+
+const describeRecorded = (header: AgentRun): string =>
+  header.providerId === 'scripted'
+    ? 'the scripted model'
+    : `${header.providerId} model ${header.modelId}${header.providerBaseUrl === undefined ? '' : ` at ${header.providerBaseUrl}`}`
+
+/**
+ * The provider a continuation of `source` runs with: the one its header records, with any provider
+ * flag overriding the recorded value (`note` then says so in one line). Bad input when the recorded
+ * provider cannot be built here — checked before the owner lock or the claim, so the boundary is
+ * not spent.
+ * @category constructors
+ */
+export const providerChoiceForResume = async (
+  source: AgentRun,
+  flags: ProviderFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ readonly choice: ProviderChoice; readonly note?: string }> => {
+  const recorded = describeRecorded(source)
+  const kind = flags.provider ?? source.providerId
+  if (kind !== 'scripted' && kind !== 'openai-compatible') {
+    throw new ProviderChoiceError(
+      `The interrupted run used ${recorded}, which cannot be built here; pass --provider and its flags to choose a model.`,
+    )
+  }
+  const sameKind = kind === source.providerId
+  const baseUrl = flags.baseUrl ?? (sameKind ? source.providerBaseUrl : undefined)
+  if (kind === 'openai-compatible' && baseUrl === undefined && flags.provider === undefined) {
+    throw new ProviderChoiceError(`The interrupted run used ${recorded} but recorded no base URL; pass --base-url URL.`)
+  }
+  if (kind === 'openai-compatible' && !providerFlagsGiven(flags)) {
+    if (env['MAKA_API_KEY'] === undefined || env['MAKA_API_KEY'] === '') {
+      throw new ProviderChoiceError(
+        `The interrupted run used ${recorded}; set MAKA_API_KEY to resume it (or pass provider flags to choose another model).`,
+      )
+    }
+  }
+  const effective: ProviderFlags = {
+    ...flags,
+    provider: kind,
+    ...(baseUrl === undefined ? {} : { baseUrl }),
+    ...(kind === 'openai-compatible' && sameKind ? { model: flags.model ?? source.modelId } : {}),
+  }
+  const choice = await readProviderChoice(effective, env)
+  const chosen = describeChoice(choice)
+  return chosen === recorded || !providerFlagsGiven(flags)
+    ? { choice }
+    : { choice, note: `Resuming with ${chosen} from the flags instead of the recorded ${recorded}.` }
+}
