@@ -58,17 +58,25 @@ const sharedExitCode = (fromChunks) => ({
   },
 })
 
-// The program's lazy imports of commands point at their files in `dist/chunks/`.
-const lazyCommands = {
+// The program's lazy imports of commands point at their files in `dist/chunks/`; a self-contained
+// command is loaded through the code cache (`src/loadCommandBundle.ts`) from its hashed file name.
+const lazyCommands = (standaloneFiles) => ({
   name: 'lazy-commands',
   setup(plugin) {
-    plugin.onResolve({ filter: /^\.\/commands\/\w+\.js$/ }, (args) =>
-      args.kind === 'dynamic-import'
-        ? { path: args.path.replace('./commands/', './chunks/'), external: true }
-        : undefined,
-    )
+    plugin.onResolve({ filter: /^\.\/commands\/\w+\.js$/ }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined
+      const name = /(\w+)\.js$/.exec(args.path)[1]
+      return standaloneFiles.has(name)
+        ? { path: name, namespace: 'command-bundle' }
+        : { path: args.path.replace('./commands/', './chunks/'), external: true }
+    })
+    plugin.onLoad({ filter: /.*/, namespace: 'command-bundle' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(join(root, 'src', 'loadCommandBundle.ts'))}).loadChunk(${JSON.stringify(standaloneFiles.get(args.path))})`,
+      loader: 'js',
+      resolveDir: join(root, 'src'),
+    }))
   },
-}
+})
 
 const common = {
   absWorkingDir: root,
@@ -89,20 +97,36 @@ const common = {
 
 const entries = (names) => Object.fromEntries(names.map((name) => [name, `src/commands/${name}.ts`]))
 
+// The self-contained commands: CommonJS, for `vm.Script` and its code cache, in files named after a
+// hash of their content (the cache is keyed by it). Only `loadCommandBundle` loads them; the `.js`
+// extension keeps them inside the package's `files`.
+const standalone = await build({
+  ...common,
+  banner: {},
+  format: 'cjs',
+  // `vm.Script` has no stable way to run `import()`: the OpenAI client, loaded when a run first calls
+  // the model, is required instead (the package ships CommonJS beside its ES modules).
+  supported: { 'dynamic-import': false },
+  plugins: [preferEsModules, sharedExitCode(true)],
+  entryPoints: entries(commands.filter((name) => STANDALONE.has(name))),
+  outdir: 'dist/chunks',
+  entryNames: '[name]-[hash]',
+  metafile: true,
+})
+const standaloneFiles = new Map(
+  Object.entries(standalone.metafile.outputs)
+    .filter(([, output]) => output.entryPoint !== undefined)
+    .map(([file, output]) => [/(\w+)\.ts$/.exec(output.entryPoint)[1], file.split('/').pop()]),
+)
+
 await Promise.all([
   build({
     ...common,
-    plugins: [sharedExitCode(false), lazyCommands],
+    plugins: [sharedExitCode(false), lazyCommands(standaloneFiles)],
     entryPoints: { bin: 'src/bin.ts' },
     outdir: 'dist',
   }),
   build({ ...common, entryPoints: { ExitCode: 'src/ExitCode.ts' }, outdir: 'dist/chunks' }),
-  build({
-    ...common,
-    plugins: [preferEsModules, sharedExitCode(true)],
-    entryPoints: entries(commands.filter((name) => STANDALONE.has(name))),
-    outdir: 'dist/chunks',
-  }),
   build({
     ...common,
     plugins: [preferEsModules, sharedExitCode(true)],
