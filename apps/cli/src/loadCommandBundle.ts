@@ -8,14 +8,15 @@
  * code it compiled beside it, and every later run starts from that bytecode.
  *
  * Why it is safe: the bundle's file name carries a hash of its content and the cache's name adds the
- * Node version and architecture, so a cache only ever meets the exact code it was made from; V8
- * itself rejects a cache made by another V8 or with other flags, and the code is then compiled as
+ * file's inode, size and modification time, the Node version and the architecture, so a cache only
+ * ever meets the exact code it was made from (V8 itself only compares the source's length); V8
+ * rejects a cache made by another V8 or with other flags, and the code is then compiled as
  * usual (and the cache rewritten). The cache lives beside the code, never in a shared folder: only
  * who can change the code can change it. A cache that cannot be written (a read-only install) is
  * skipped; a write is a temporary file renamed into place, so a killed process never leaves half a
  * cache.
  */
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -26,7 +27,11 @@ import * as exitCodes from './ExitCode.js'
  * The file a bundle's code cache is kept in.
  * @category constructors
  */
-export const codeCachePath = (bundle: string): string => `${bundle}.${process.version}-${process.arch}.v8cache`
+export const codeCachePath = (bundle: string): string => {
+  // The file's identity, so a bundle edited in place (same name, same length) never meets the old cache.
+  const { ino, size, mtimeMs } = statSync(bundle)
+  return `${bundle}.${ino}-${size}-${Math.trunc(mtimeMs)}.${process.version}-${process.arch}.v8cache`
+}
 
 const readOrUndefined = (path: string): Buffer | undefined => {
   try {
