@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
-import { ProviderChoiceError } from '@maka/providers'
+import { isProviderChoiceError } from '@maka/providers'
 import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
@@ -331,7 +331,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
         ? ExitCode.ok
         : ExitCode.badInput
     }
-    if (error instanceof BadInputError || error instanceof ProviderChoiceError) {
+    if (error instanceof BadInputError || isProviderChoiceError(error)) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }

@@ -8,6 +8,7 @@ export {
   type ProviderChoice,
   type ScriptDefaults,
   ProviderChoiceError,
+  isProviderChoiceError,
   checkBaseUrl,
   readProviderChoice,
   providerForRuns,

@@ -11,3 +11,11 @@
 export class ProviderChoiceError extends Error {
   override readonly name = 'ProviderChoiceError'
 }
+
+/**
+ * Recognises a `ProviderChoiceError` by its name: a host that bundles its commands into separate
+ * files holds several copies of the class, so `instanceof` would miss a copy made elsewhere.
+ * @category refinements
+ */
+export const isProviderChoiceError = (error: unknown): error is ProviderChoiceError =>
+  error instanceof Error && error.name === 'ProviderChoiceError'

@@ -42,4 +42,4 @@ export {
   providerFlagsGiven,
   providerChoiceForResume,
 } from './providerChoice.js'
-export { ProviderChoiceError } from './ProviderChoiceError.js'
+export { isProviderChoiceError, ProviderChoiceError } from './ProviderChoiceError.js'

@@ -11,7 +11,7 @@ import { BadInputError } from '../ExitCode.js'
 import {
   type ProviderChoice,
   type ProviderFlags,
-  ProviderChoiceError,
+  isProviderChoiceError,
   providerChoiceForResume,
   providerForRuns,
 } from '../providerChoice.js'
@@ -175,7 +175,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
         continuationChoice = resolved.choice
         if (resolved.note !== undefined) notices.push({ tone: 'info', text: resolved.note })
       } catch (error) {
-        if (error instanceof BadInputError || error instanceof ProviderChoiceError)
+        if (error instanceof BadInputError || isProviderChoiceError(error))
           return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
         throw error
       }

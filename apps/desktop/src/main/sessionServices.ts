@@ -28,7 +28,7 @@ import type { SessionSummary } from '@maka/planner'
 import {
   type ProviderChoice,
   type ProviderFlags,
-  ProviderChoiceError,
+  isProviderChoiceError,
   providerChoiceForResume,
   providerForRuns,
 } from '@maka/providers'
@@ -295,7 +295,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       choice = (await providerChoiceForResume(source.right, options.providerFlags ?? {}, options.env ?? process.env))
         .choice
     } catch (error) {
-      if (error instanceof ProviderChoiceError) return { disposition: 'failed', message: error.message }
+      if (isProviderChoiceError(error)) return { disposition: 'failed', message: error.message }
       throw error
     }
     return start(
