@@ -5,6 +5,7 @@
  * `_tag`ged `StoreError` union; nothing throws across this boundary.
  */
 export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'
+export { type StorePorts } from './StorePorts.js'
 export { nodeStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
 export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
