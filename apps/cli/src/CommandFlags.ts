@@ -9,6 +9,8 @@
  */
 export interface GlobalFlags {
   readonly dataDir?: string
+  /** `jsonl:DIR`, `sqlite:FILE` or `postgres://…` (else `MAKA_STORE`, else the data dir's JSONL). */
+  readonly store?: string
   readonly verbose?: boolean
 }
 

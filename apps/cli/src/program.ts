@@ -52,6 +52,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1  enables safe-boundary resume (without it every plan parks',
     '                                       with resume_feature_disabled)',
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
+    '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible',
   ].join('\n')
 
@@ -80,6 +81,7 @@ const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, ' ')
 const withGlobalOptions = (command: Command): Command =>
   command
     .option('--data-dir <dir>', 'data directory (default: $MAKA_HOME, else ~/.maka)')
+    .option('--store <store>', 'jsonl:DIR, sqlite:FILE or postgres://… (default: $MAKA_STORE, else the data dir)')
     .option('--verbose', 'lifecycle log on stderr (identities and codes only)')
 
 /**
@@ -88,13 +90,15 @@ const withGlobalOptions = (command: Command): Command =>
  */
 export const globalsOf = (command: Command): GlobalFlags => {
   let dataDir: string | undefined
+  let store: string | undefined
   let verbose = false
   for (let c: Command | null = command; c !== null; c = c.parent) {
-    const opts = c.opts<{ dataDir?: string; verbose?: boolean }>()
+    const opts = c.opts<{ dataDir?: string; store?: string; verbose?: boolean }>()
     dataDir = dataDir ?? opts.dataDir
+    store = store ?? opts.store
     verbose = verbose || opts.verbose === true
   }
-  return { ...(dataDir === undefined ? {} : { dataDir }), verbose }
+  return { ...(dataDir === undefined ? {} : { dataDir }), ...(store === undefined ? {} : { store }), verbose }
 }
 
 /**

@@ -54,9 +54,12 @@ const CLAIM_FILE = /^([A-Za-z0-9_-]{1,128})@(0|[1-9][0-9]{0,15})\.json$/
 // gates
 // -------------------------------------------------------------------------------------
 
-// The claim and the header are two records of one fact; a mismatch would let a header claim a
-// boundary its claim file does not hold.
-const checkClaimAgainstHeader = (claim: ContinuationClaim, header: AgentRun): E.Either<StoreError, void> => {
+/**
+ * The claim and the header are two records of one fact; a mismatch would let a header claim a
+ * boundary its claim does not hold. Every adapter checks it before writing either.
+ * @category gates
+ */
+export const checkClaimTarget = (claim: ContinuationClaim, header: AgentRun): E.Either<StoreError, void> => {
   const source = header.continuationSource
   const agrees =
     header.sessionId === claim.sessionId &&
@@ -118,7 +121,7 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
           if (E.isLeft(header)) return header
           const decoded = decodeClaim(claim)
           if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
-          const agrees = checkClaimAgainstHeader(claim, targetHeader)
+          const agrees = checkClaimTarget(claim, targetHeader)
           if (E.isLeft(agrees)) return agrees
 
           const path = claimPath(dataDir, claim.sessionId, claim.sourceRunId, highWater.right)

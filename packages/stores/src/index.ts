@@ -16,8 +16,10 @@ export {
   type LedgerProblem,
   type LedgerIdentity,
   type TornTail,
+  type LedgerRowReader,
   emptyLedgerSnapshot,
   scanLedger,
+  makeLedgerRowReader,
 } from './LedgerSnapshot.js'
 export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
 export { type ClaimStore } from './ClaimStore.js'
@@ -40,7 +42,24 @@ export {
   type SymlinkInDataDir,
   describeStoreError,
   errnoCode,
+  invalidId,
+  invalidRecord,
+  notFound,
+  unreadable,
+  ledgerUnreadable,
+  runAlreadyExists,
+  sessionAlreadyExists,
+  claimConflict,
+  ownerLockHeld,
+  staleCheckFailed,
+  highWaterConflict,
+  eventIdentityMismatch,
+  ioFailed,
+  withSubject,
 } from './StoreError.js'
+export { checkIds, checkHighWater } from './internal/checkIds.js'
+export { checkRunHeader } from './AgentRunStore.js'
+export { checkClaimTarget } from './ClaimStore.js'
 export {
   sessionsDir,
   sessionDir,
