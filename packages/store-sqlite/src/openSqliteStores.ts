@@ -56,6 +56,8 @@ import { openDatabase, type Db } from './database.js'
 export interface SqliteStores extends StorePorts {
   /** The absolute path of the database file. */
   readonly file: string
+  /** Closes the database handle; later calls are `IoFailed` (`STORE_CLOSED`). */
+  readonly close: () => Promise<void>
 }
 
 type Outcome<A> = E.Either<StoreError, A>
