@@ -116,3 +116,13 @@ export interface ResumePlanFlags {
   readonly json?: boolean
   readonly recover: boolean
 }
+
+/**
+ * Flags of `store copy`.
+ * @category models
+ */
+export interface StoreCopyFlags {
+  readonly from: string
+  readonly to: string
+  readonly json?: boolean
+}

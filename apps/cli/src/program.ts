@@ -18,6 +18,7 @@ import {
   type JsonFlag,
   type ResumeFlags,
   type ResumePlanFlags,
+  type StoreCopyFlags,
 } from './CommandFlags.js'
 
 /**
@@ -247,6 +248,22 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
       ),
     )
+
+  const store = sub(program, 'store').description('move sessions between stores')
+  sub(store, 'copy')
+    .description('copy every session of one store into another, verifying each row (never overwrites)')
+    .requiredOption('--from <store>', 'the source: jsonl:DIR, sqlite:FILE or postgres://…')
+    .requiredOption('--to <store>', 'the destination: jsonl:DIR, sqlite:FILE or postgres://…')
+    .option('--json', 'JSON output')
+    .addHelpText(
+      'after',
+      helpFooter([
+        '0    copied and verified',
+        '1    a write failed, or a copied run did not read back the same',
+        '2    bad input, a source that does not read whole, or a session the destination holds; nothing copied',
+      ]),
+    )
+    .action(act(async (options: StoreCopyFlags) => (await import('./commands/storeCopy.js')).storeCopy(options)))
 
   sub(program, 'recover')
     .description('the startup recovery pass, reporting each repair')

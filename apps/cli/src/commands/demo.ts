@@ -22,7 +22,7 @@ import { DEMO_SCRIPT, type ScriptStep, makeScriptedProvider } from '@maka/provid
 import { claimPath, type StorePorts } from '@maka/stores'
 import { composeRuntime } from '../composeRuntime.js'
 import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummary.js'
-import { ExitCode } from '../ExitCode.js'
+import { BadInputError, ExitCode } from '../ExitCode.js'
 import { checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { DemoFlags, GlobalFlags } from '../CommandFlags.js'
 import { readProviderChoice } from '../providerChoice.js'
@@ -242,6 +242,9 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
   const style = json ? makeStyle(false) : styleForStdout()
   const verbose = globals.verbose === true
   // Every check of the input before anything is created.
+  if (globals.store !== undefined) {
+    throw new BadInputError('maka demo shows the JSONL files of its own data dir and never takes --store.')
+  }
   const choice = await readProviderChoice(flags.script === undefined ? {} : { script: flags.script })
   const script = choice.kind === 'scripted' && choice.steps !== null ? choice.steps : DEMO_SCRIPT
   const builtin = choice.kind === 'scripted' && choice.steps === null
