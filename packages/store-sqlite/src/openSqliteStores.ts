@@ -8,7 +8,6 @@ import { resolve } from 'node:path'
 import {
   AgentRun,
   ContinuationClaim,
-  decodeRuntimeEvent,
   decodeWith,
   OwnerLock,
   SessionRecord,
@@ -19,12 +18,13 @@ import {
   type ShellRunId,
 } from '@maka/events'
 import {
-  checkClaimTarget,
+  checkClaimBoundary,
   checkHighWater,
   checkIds,
   checkRunHeader,
   claimConflict,
   emptyLedgerSnapshot,
+  encodeRuntimeEventRow,
   eventIdentityMismatch,
   highWaterConflict,
   invalidRecord,
@@ -317,7 +317,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
           const at = ledgerWhere(sessionId, runId)
           if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(at, 'sessionId'))
           if (event.runId !== runId) return E.left(eventIdentityMismatch(at, 'runId'))
-          const row = encodeRow(event)
+          const row = encodeRuntimeEventRow(event)
           if (E.isLeft(row)) return row
           return db
             .transaction((): Outcome<{ readonly highWater: number }> => {
@@ -440,20 +440,8 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
         () =>
           `create the claim ${claim?.sourceRunId}@${claim?.sourceRuntimeEventHighWater} of session ${claim?.sessionId}`,
         (db) => {
-          const ids = checkIds(
-            ['sessionId', claim?.sessionId],
-            ['sourceRunId', claim?.sourceRunId],
-            ['targetRunId', claim?.targetRunId],
-          )
-          if (E.isLeft(ids)) return ids
-          const highWater = checkHighWater('sourceRuntimeEventHighWater', claim.sourceRuntimeEventHighWater)
+          const highWater = checkClaimBoundary(claim, targetHeader)
           if (E.isLeft(highWater)) return highWater
-          const header = checkRunHeader(targetHeader)
-          if (E.isLeft(header)) return header
-          const decoded = decodeClaim(claim)
-          if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
-          const agrees = checkClaimTarget(claim, targetHeader)
-          if (E.isLeft(agrees)) return agrees
           const { sessionId, sourceRunId } = claim
           const at = claimWhere(sessionId, sourceRunId, highWater.right)
           return db
@@ -606,18 +594,4 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
       return Promise.resolve()
     },
   }
-}
-
-// Encodes the row and proves it reads back, as the JSONL store does: a row the reader would reject
-// would make the whole ledger unreadable, so it is refused here instead of written.
-const encodeRow = (event: RuntimeEvent): Outcome<string> => {
-  let json: unknown
-  try {
-    json = JSON.stringify(event)
-  } catch {
-    return E.left(invalidRecord('RuntimeEvent', 'not serializable as JSON'))
-  }
-  if (typeof json !== 'string') return E.left(invalidRecord('RuntimeEvent', 'not serializable as JSON'))
-  const decoded = decodeRuntimeEvent(JSON.parse(json))
-  return E.isLeft(decoded) ? E.left(invalidRecord('RuntimeEvent', decoded.left)) : E.right(json)
 }

@@ -10,7 +10,12 @@ export { nodeStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from '
 export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'
-export { type RuntimeEventStore, type AppendOptions, type AppendResult } from './RuntimeEventStore.js'
+export {
+  type RuntimeEventStore,
+  type AppendOptions,
+  type AppendResult,
+  encodeRuntimeEventRow,
+} from './RuntimeEventStore.js'
 export {
   type LedgerSnapshot,
   type LedgerProblem,
@@ -59,7 +64,7 @@ export {
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'
 export { checkRunHeader } from './AgentRunStore.js'
-export { checkClaimTarget } from './ClaimStore.js'
+export { checkClaimTarget, checkClaimBoundary } from './ClaimStore.js'
 export {
   sessionsDir,
   sessionDir,
