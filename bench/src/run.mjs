@@ -12,6 +12,8 @@
  *           parses every file of the tree; `resume plan --session X --json` on that tree against
  *           the same command on a data dir holding only session X
  *   cold    every command on a tiny data dir against `node -e 0`
+ *   stores  durable appends/s and claim latency, JSONL and SQLite, each against its floor
+ *           (src/stores.mjs); `resume plan --json` at 100k events [20k] on JSONL and on SQLite
  * Each variant: ≥ 5 repetitions [3], wall time median and min, peak RSS (`/usr/bin/time`'s
  * maximum resident set size) median. Writes `results/<label>.json` (`latest.json` for the
  * default label `after`) and, when both exist, the table in `docs/performance.md`. Exit code 0 —
@@ -49,7 +51,9 @@ const parseArgs = (argv) => {
     else if (arg === '--sessions') options.sessions = Number(argv[++i])
     else if (arg === '--') continue
     else
-      throw new Error(`unknown option ${arg} (use --quick, --reps N, --cli PATH, --label NAME, --only GROUPS, --check)`)
+      throw new Error(
+        `unknown option ${arg} (use --quick, --reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores), --check)`,
+      )
   }
   if (options.reps !== undefined && (!Number.isSafeInteger(options.reps) || options.reps < 1)) {
     throw new Error('--reps needs a positive integer')
@@ -151,6 +155,38 @@ const treeGroup = () => {
   return { sessions: treeSessions, runsPerSession: 3, results }
 }
 
+// Store adapters (issue 14): durable appends/s and claim latency of JSONL and SQLite against their
+// floors (src/stores.mjs, in-process), and plan time at 100k events [quick 20k] per store.
+const storesGroup = () => {
+  const events = options.quick ? 20_000 : 100_000
+  process.stderr.write('stores: appends and claims\n')
+  const micro = spawnSync(
+    process.execPath,
+    [join(here, 'stores.mjs'), '--rounds', options.quick ? '2' : '6', '--per-round', options.quick ? '50' : '200'],
+    { encoding: 'utf8', env, maxBuffer: 1 << 24 },
+  )
+  if (micro.status !== 0) throw new Error(`stores.mjs exited ${micro.status}: ${micro.stderr.slice(0, 2000)}`)
+  process.stderr.write(`stores: plan time at ${events} events, preparing\n`)
+  const f = ledgerFixture(events)
+  const sqliteFile = join(mkdtempSync(join(tmpdir(), 'maka-bench-sqlite-')), 'maka.sqlite')
+  const made = spawnSync(
+    process.execPath,
+    [join(here, 'stores.mjs'), '--sqlite-fixture', `${f.dataDir},${f.sessionId},${sqliteFile}`],
+    { encoding: 'utf8', env },
+  )
+  if (made.status !== 0) throw new Error(`stores.mjs --sqlite-fixture exited ${made.status}: ${made.stderr}`)
+  const plan = interleaved(`stores plan ${events}`, [
+    { name: 'floor', args: floor('readParse.mjs', f.ledger) },
+    { name: 'planJsonl', args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--data-dir', f.dataDir) },
+    {
+      name: 'planSqlite',
+      args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--store', `sqlite:${sqliteFile}`),
+    },
+  ])
+  rmSync(dirname(sqliteFile), { recursive: true, force: true })
+  return { events, micro: JSON.parse(micro.stdout), plan }
+}
+
 const coldGroup = () => {
   process.stderr.write('cold start: preparing\n')
   const small = ledgerFixture(20)
@@ -215,6 +251,28 @@ const verdicts = (report) => {
       value: Number(ratio(r.resumePlanPicked.medianMs, r.resumePlanSingle.medianMs).toFixed(3)),
     })
   }
+  if (report.stores !== undefined) {
+    const { micro, plan, events } = report.stores
+    const info = (name, v) => out.push({ name: `${name} (report only)`, value: Number(v.toFixed(3)) })
+    info(
+      'JSONL durable appends/s vs write+fsync floor',
+      ratio(micro.jsonlAppends.store.opsPerSecond, micro.jsonlAppends.floor.opsPerSecond),
+    )
+    info(
+      'SQLite durable appends/s vs bare INSERT floor',
+      ratio(micro.sqliteAppends.store.opsPerSecond, micro.sqliteAppends.floor.opsPerSecond),
+    )
+    info(
+      'JSONL claim latency vs two-file floor',
+      ratio(micro.jsonlClaims.store.medianMs, micro.jsonlClaims.floor.medianMs),
+    )
+    info(
+      'SQLite claim latency vs bare two-row INSERT floor',
+      ratio(micro.sqliteClaims.store.medianMs, micro.sqliteClaims.floor.medianMs),
+    )
+    info(`resume plan ${events} events, SQLite vs JSONL`, ratio(plan.planSqlite.medianMs, plan.planJsonl.medianMs))
+    info(`resume plan ${events} events on SQLite, time vs floor`, ratio(plan.planSqlite.medianMs, plan.floor.medianMs))
+  }
   if (report.cold !== undefined) {
     const base = report.cold.results['node -e 0'].medianMs
     for (const [name, v] of Object.entries(report.cold.results)) {
@@ -246,6 +304,7 @@ const main = () => {
   if (wants('cold')) report.cold = coldGroup()
   if (wants('tree')) report.tree = treeGroup()
   if (wants('ledger')) report.ledger = ledgerGroup()
+  if (wants('stores')) report.stores = storesGroup()
   report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
   report.targets = verdicts(report)
   mkdirSync(resultsDir, { recursive: true })
@@ -283,6 +342,17 @@ const tableRows = (report) => {
   if (report.tree !== undefined) {
     for (const [name, v] of Object.entries(report.tree.results)) {
       rows.push([`tree ${report.tree.sessions}×3: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+    }
+  }
+  if (report.stores !== undefined) {
+    const { micro, plan, events } = report.stores
+    for (const [name, v] of Object.entries(micro)) {
+      for (const side of ['store', 'floor']) {
+        rows.push([`stores ${name} ${side}`, `${v[side].opsPerSecond}/s`, `${v[side].medianMs} ms median`, '—'])
+      }
+    }
+    for (const [name, v] of Object.entries(plan)) {
+      rows.push([`stores plan ${events}: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
     }
   }
   for (const l of report.ledger ?? []) {

@@ -85,7 +85,8 @@ const common = {
   platform: 'node',
   target: 'node20',
   jsx: 'automatic',
-  external: ['ink', 'react', 'react/*', 'openai', 'openai/*'],
+  // better-sqlite3 is a native addon, loaded only when a command chooses a SQLite store.
+  external: ['ink', 'react', 'react/*', 'openai', 'openai/*', 'better-sqlite3'],
   // Bundled CommonJS (fp-ts, io-ts) may call require() for node built-ins.
   banner: {
     js: "import { createRequire as __makaCreateRequire } from 'node:module';const require = __makaCreateRequire(import.meta.url);",

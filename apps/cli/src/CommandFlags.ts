@@ -9,6 +9,8 @@
  */
 export interface GlobalFlags {
   readonly dataDir?: string
+  /** `jsonl:DIR`, `sqlite:FILE` or `postgres://…` (else `MAKA_STORE`, else the data dir's JSONL). */
+  readonly store?: string
   readonly verbose?: boolean
 }
 
@@ -122,4 +124,14 @@ export interface ResumePlanFlags {
 export interface UiFlags extends ModelFlags {
   readonly port?: string
   readonly open: boolean
+}
+
+/**
+ * Flags of `store copy`.
+ * @category models
+ */
+export interface StoreCopyFlags {
+  readonly from: string
+  readonly to: string
+  readonly json?: boolean
 }

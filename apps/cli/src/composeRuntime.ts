@@ -13,6 +13,7 @@ import {
   type RunObserver,
   makeFileRuntime,
 } from '@maka/executor'
+import type { StorePorts } from '@maka/stores'
 import { builtinTools } from '@maka/tools'
 
 /**
@@ -21,6 +22,8 @@ import { builtinTools } from '@maka/tools'
  */
 export interface RuntimeChoice {
   readonly dataDir: string
+  /** The chosen store's ports (`--store`); the JSONL files of `dataDir` when absent. */
+  readonly stores?: StorePorts
   readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
   readonly safeBoundaryResumeEnabled: boolean
   readonly permissionMode: PermissionMode
@@ -53,6 +56,7 @@ export const verboseSink = (
 export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
   makeFileRuntime({
     dataDir: choice.dataDir,
+    ...(choice.stores === undefined ? {} : { stores: choice.stores }),
     tools: builtinTools(),
     providerFor: choice.providerFor,
     safeBoundaryResumeEnabled: choice.safeBoundaryResumeEnabled,

@@ -9,7 +9,7 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { RunId, SessionId, type SessionRecord } from '@maka/events'
-import { type FileStores, errnoCode } from '@maka/stores'
+import { type StorePorts, errnoCode } from '@maka/stores'
 import { BadInputError } from './ExitCode.js'
 
 /**
@@ -92,7 +92,7 @@ export const requireSafeId = <K extends keyof SafeIds>(kind: K, value: string): 
  * @category guards
  */
 export const requireSession = async (
-  stores: FileStores,
+  stores: StorePorts,
   dataDir: DataDir,
   sessionId: string,
 ): Promise<SessionRecord> => {
@@ -109,7 +109,7 @@ export const requireSession = async (
  * The run must have a folder in the session (a folder with a broken header is the planner's to judge).
  * @category guards
  */
-export const requireRun = async (stores: FileStores, sessionId: string, runId: string): Promise<void> => {
+export const requireRun = async (stores: StorePorts, sessionId: string, runId: string): Promise<void> => {
   requireSafeId('run', runId)
   const listed = await stores.runs.list(sessionId)()
   if (E.isLeft(listed))

@@ -20,6 +20,7 @@ import {
   type ResumeFlags,
   type ResumePlanFlags,
   type UiFlags,
+  type StoreCopyFlags,
 } from './CommandFlags.js'
 
 /**
@@ -54,6 +55,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1  enables safe-boundary resume (without it every plan parks',
     '                                       with resume_feature_disabled)',
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
+    '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible',
   ].join('\n')
 
@@ -82,6 +84,7 @@ const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, ' ')
 const withGlobalOptions = (command: Command): Command =>
   command
     .option('--data-dir <dir>', 'data directory (default: $MAKA_HOME, else ~/.maka)')
+    .option('--store <store>', 'jsonl:DIR, sqlite:FILE or postgres://… (default: $MAKA_STORE, else the data dir)')
     .option('--verbose', 'lifecycle log on stderr (identities and codes only)')
 
 /**
@@ -90,13 +93,15 @@ const withGlobalOptions = (command: Command): Command =>
  */
 export const globalsOf = (command: Command): GlobalFlags => {
   let dataDir: string | undefined
+  let store: string | undefined
   let verbose = false
   for (let c: Command | null = command; c !== null; c = c.parent) {
-    const opts = c.opts<{ dataDir?: string; verbose?: boolean }>()
+    const opts = c.opts<{ dataDir?: string; store?: string; verbose?: boolean }>()
     dataDir = dataDir ?? opts.dataDir
+    store = store ?? opts.store
     verbose = verbose || opts.verbose === true
   }
-  return { ...(dataDir === undefined ? {} : { dataDir }), verbose }
+  return { ...(dataDir === undefined ? {} : { dataDir }), ...(store === undefined ? {} : { store }), verbose }
 }
 
 /**
@@ -245,6 +250,22 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
       ),
     )
+
+  const store = sub(program, 'store').description('move sessions between stores')
+  sub(store, 'copy')
+    .description('copy every session of one store into another, verifying each row (never overwrites)')
+    .requiredOption('--from <store>', 'the source: jsonl:DIR, sqlite:FILE or postgres://…')
+    .requiredOption('--to <store>', 'the destination: jsonl:DIR, sqlite:FILE or postgres://…')
+    .option('--json', 'JSON output')
+    .addHelpText(
+      'after',
+      helpFooter([
+        '0    copied and verified',
+        '1    a write failed, or a copied run did not read back the same',
+        '2    bad input, a source that does not read whole, or a session the destination holds; nothing copied',
+      ]),
+    )
+    .action(act(async (options: StoreCopyFlags) => (await import('./commands/storeCopy.js')).storeCopy(options)))
 
   sub(program, 'recover')
     .description('the startup recovery pass, reporting each repair')

@@ -10,7 +10,7 @@ import {
   type SessionDetail as CatalogSessionDetail,
   loadSessionDetail as loadCatalogDetail,
 } from '@maka/executor'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 import { type EventSummary, makeEventNarrator } from './eventSummary.js'
 
 /**
@@ -30,7 +30,7 @@ export type SessionDetail = CatalogSessionDetail<EventSummary>
  * @category constructors
  */
 export const loadSessionDetail = (
-  stores: FileStores,
+  stores: StorePorts,
   session: SessionRecord,
 ): Promise<E.Either<string, SessionDetail>> =>
   loadCatalogDetail(stores, session, () => {

@@ -24,6 +24,7 @@ export interface CliResult {
 export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
   delete env['MAKA_HOME']
+  delete env['MAKA_STORE']
   delete env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME']
   delete env['MAKA_API_KEY']
   if (flag) env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] = '1'

@@ -67,6 +67,12 @@ export interface ChaosHost {
   readonly env: NodeJS.ProcessEnv
   /** The plan of the session's latest boundary, without a recovery pass, from a freshly built runtime. */
   readonly plan: (dataDir: string, sessionId: string) => Promise<unknown>
+  /**
+   * The runs and claims of an iteration's store as raw bytes, for the checker; the JSONL files of
+   * `dataDir` when absent. A host whose children use another store (a SQLite file in `dataDir`)
+   * reads that store's raw rows here, in the files' shape, without the product's store code.
+   */
+  readonly snapshot?: (dataDir: string) => Promise<DataDirSnapshot>
 }
 
 /**
@@ -372,6 +378,7 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
   let before: DataDirSnapshot = emptySnapshot
   let phase = 0
   const base = { dataDir, sessionId, workspace }
+  const snapshotOf = host.snapshot ?? readDataDir
 
   /** A child of this phase: its own script file, so a shell step can be told to kill only this child. */
   const childOf = async (
@@ -406,14 +413,14 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
       }
     })
     await stampWriteEffects(workspace, phase)
-    const after = await readDataDir(dataDir)
+    const after = await snapshotOf(dataDir)
     found.push(...checkInvariants({ before, after, effects: await readEffects(workspace), tokenOf: tokenOfCall }))
     const first = withoutFreshIds(await planSafely(host, dataDir, sessionId))
     const second = withoutFreshIds(await planSafely(host, dataDir, sessionId))
     if (first !== second) {
       found.push({ code: InvariantCode.plan_not_deterministic, sessionId, message: 'two plans of one state differ.' })
     }
-    if (!sameSnapshot(after, await readDataDir(dataDir))) {
+    if (!sameSnapshot(after, await snapshotOf(dataDir))) {
       found.push({ code: InvariantCode.planning_wrote, sessionId, message: 'planning changed a run, ledger or claim.' })
     }
     violations.push(...found.map((v) => ({ ...v, iteration, seed, phase: label })))

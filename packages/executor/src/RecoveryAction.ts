@@ -2,7 +2,7 @@
  * What startup recovery reports, and what it needs from the runtime.
  */
 import type { HostInspector } from '@maka/host-inspector'
-import type { FileStores, StoreError } from '@maka/stores'
+import type { StorePorts, StoreError } from '@maka/stores'
 import type { Ownership } from './ownership.js'
 
 /**
@@ -39,7 +39,7 @@ export interface RecoveryReport {
  * @category models
  */
 export interface StartupRecoveryDeps extends Ownership {
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly inspector: HostInspector
   readonly clock: () => Date
 }

@@ -6,7 +6,7 @@
 import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
 import type { HostInspector } from '@maka/host-inspector'
 import type { ModelProvider } from '@maka/providers'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 import type { Tool } from '@maka/tools'
 
 /**
@@ -106,7 +106,7 @@ export interface PermissionQuestion {
  * @category models
  */
 export interface RuntimeDeps {
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly inspector: HostInspector
   readonly tools: ReadonlyArray<Tool>
   /** A provider for each run; called once per run so scripted cursors never leak between runs. */

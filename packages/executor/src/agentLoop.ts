@@ -10,7 +10,7 @@ import type { Tool, ToolOutcome } from '@maka/tools'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriter } from './runWriter.js'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 
 /**
@@ -43,7 +43,7 @@ export interface LoopInput {
   readonly permissionMode: PermissionMode
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
   readonly observer?: RunObserver
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly cwd: string
   readonly maxModelSteps: number
   readonly crashPoint: (point: CrashPoint) => Promise<void>
@@ -86,8 +86,8 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
   return { text, toolCalls, usage }
 }
 
-const shellRecorder = (stores: FileStores) => ({
-  record: async (run: Parameters<FileStores['shellRuns']['write']>[0]) => {
+const shellRecorder = (stores: StorePorts) => ({
+  record: async (run: Parameters<StorePorts['shellRuns']['write']>[0]) => {
     const result = await stores.shellRuns.write(run)()
     if (E.isLeft(result)) throw new Error(`recording a shell run failed: ${result.left._tag}`)
   },

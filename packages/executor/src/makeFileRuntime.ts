@@ -3,7 +3,7 @@
  * by those stores and the registered tools, and a runtime over both.
  */
 import { makeHostInspector, type CheckpointProvider, type HostInspector } from '@maka/host-inspector'
-import { makeFileStores, type FileStores } from '@maka/stores'
+import { makeFileStores, type StorePorts } from '@maka/stores'
 import { makeRuntime, type Runtime } from './makeRuntime.js'
 import { sessionStatePort } from './portAdapters.js'
 import type { RuntimeDeps } from './RuntimeDeps.js'
@@ -15,6 +15,11 @@ import type { RuntimeDeps } from './RuntimeDeps.js'
 export type FileRuntimeOptions = Omit<RuntimeDeps, 'stores' | 'inspector'> & {
   readonly dataDir: string
   readonly checkpointProvider?: CheckpointProvider
+  /**
+   * The stores to run over instead of the JSONL files of `dataDir` (a SQLite or PostgreSQL store
+   * chosen with `--store`); `dataDir` still holds everything that is not session state.
+   */
+  readonly stores?: StorePorts
 }
 
 /**
@@ -22,7 +27,7 @@ export type FileRuntimeOptions = Omit<RuntimeDeps, 'stores' | 'inspector'> & {
  * @category models
  */
 export interface FileRuntime {
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly inspector: HostInspector
   readonly runtime: Runtime
 }
@@ -32,8 +37,8 @@ export interface FileRuntime {
  * @category constructors
  */
 export const makeFileRuntime = (options: FileRuntimeOptions): FileRuntime => {
-  const { dataDir, checkpointProvider, ...rest } = options
-  const stores = makeFileStores(dataDir)
+  const { dataDir, checkpointProvider, stores: chosen, ...rest } = options
+  const stores = chosen ?? makeFileStores(dataDir)
   const inspector = makeHostInspector({
     port: sessionStatePort(stores),
     toolNames: () => rest.tools.map((tool) => tool.name),

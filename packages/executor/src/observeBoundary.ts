@@ -4,7 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { HostInspector } from '@maka/host-inspector'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 import type { ApprovedContinuation } from './decideContinuation.js'
 import { observeHostFacts } from './portAdapters.js'
 import type { RevalidationObservation } from './revalidate.js'
@@ -15,7 +15,7 @@ import type { RevalidationObservation } from './revalidate.js'
  * @category constructors
  */
 export const observeBoundary = async (
-  stores: FileStores,
+  stores: StorePorts,
   inspector: HostInspector,
   c: ApprovedContinuation,
 ): Promise<RevalidationObservation> => {

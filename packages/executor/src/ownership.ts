@@ -8,7 +8,7 @@ import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
 import { type OwnerLock, makeIsoTimestampUnsafe, makeNonNegativeIntUnsafe } from '@maka/events'
 import { currentProcessIdentity, currentProcessStartTime, type HostInspector } from '@maka/host-inspector'
-import type { FileStores, StoreError } from '@maka/stores'
+import type { StorePorts, StoreError } from '@maka/stores'
 
 /**
  * Takes and gives back a session's owner lock.
@@ -23,7 +23,7 @@ export interface Ownership {
  * Ownership over the file stores, judging existing locks with the host inspector.
  * @category constructors
  */
-export const makeOwnership = (stores: FileStores, inspector: HostInspector): Ownership => {
+export const makeOwnership = (stores: StorePorts, inspector: HostInspector): Ownership => {
   const ownLock = async (): Promise<OwnerLock> => {
     const identity = await currentProcessIdentity()
     return {

@@ -6,7 +6,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { AgentRun, ContinuationClaim, RunStatus, RuntimeEvent } from '@maka/events'
-import type { FileStores, StoreError } from '@maka/stores'
+import type { StorePorts, StoreError } from '@maka/stores'
 import type { ContinuationStart } from './decideContinuation.js'
 import type { RunTerminal } from './decideTerminal.js'
 import type { TurnStart } from './decideTurnStart.js'
@@ -105,8 +105,8 @@ export const makePerformWrites =
   (deps: {
     /** Only the two header writes go to the stores directly; rows go through the run's writer. */
     readonly stores: {
-      readonly claims: Pick<FileStores['claims'], 'claimBoundary'>
-      readonly runs: Pick<FileStores['runs'], 'create'>
+      readonly claims: Pick<StorePorts['claims'], 'claimBoundary'>
+      readonly runs: Pick<StorePorts['runs'], 'create'>
     }
     readonly newRunWriter: (header: AgentRun) => RunWriter
     readonly crashPoint: (runId: string) => (point: CrashPoint) => Promise<void>

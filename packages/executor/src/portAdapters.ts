@@ -7,12 +7,12 @@ import { pipe } from 'fp-ts/lib/function.js'
 import type { AgentRun } from '@maka/events'
 import type { HostInspector, SessionStatePort } from '@maka/host-inspector'
 import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 
 // A run folder without run.json is a create that never completed (the header is linked last): that
 // run never existed (decisions #10). Any other unreadable header stays listed, so that no consumer
 // can mistake a broken header for no run at all.
-const listCreatedRuns = (stores: FileStores, sessionId: string) =>
+const listCreatedRuns = (stores: StorePorts, sessionId: string) =>
   pipe(
     stores.runs.list(sessionId),
     TE.map((entries) => entries.filter((entry) => !('error' in entry) || entry.error._tag !== 'NotFound')),
@@ -22,7 +22,7 @@ const listCreatedRuns = (stores: FileStores, sessionId: string) =>
  * The planner's store port over the file stores.
  * @category constructors
  */
-export const plannerStorePort = (stores: FileStores): PlannerStorePort => ({
+export const plannerStorePort = (stores: StorePorts): PlannerStorePort => ({
   listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
   readRun: (sessionId, runId) => stores.runs.read(sessionId, runId),
   readLedger: (sessionId, runId) => stores.events.read(sessionId, runId),
@@ -34,7 +34,7 @@ export const plannerStorePort = (stores: FileStores): PlannerStorePort => ({
  * @category constructors
  */
 export const observeHostFacts =
-  (stores: FileStores, inspector: HostInspector) =>
+  (stores: StorePorts, inspector: HostInspector) =>
   (sessionId: string, sourceRun: AgentRun): TE.TaskEither<unknown, HostFacts> =>
     pipe(
       stores.sessions.read(sessionId),
@@ -53,7 +53,7 @@ export const observeHostFacts =
  * The planner's host-facts port over the stores and the inspector.
  * @category constructors
  */
-export const plannerHostPort = (stores: FileStores, inspector: HostInspector): HostFactsPort => ({
+export const plannerHostPort = (stores: StorePorts, inspector: HostInspector): HostFactsPort => ({
   ownerLiveness: (sessionId) =>
     pipe(
       stores.ownerLocks.read(sessionId),
@@ -67,7 +67,7 @@ export const plannerHostPort = (stores: FileStores, inspector: HostInspector): H
  * The host inspector's session-state port over the file stores.
  * @category constructors
  */
-export const sessionStatePort = (stores: FileStores): SessionStatePort => ({
+export const sessionStatePort = (stores: StorePorts): SessionStatePort => ({
   listShellRuns: (sessionId) =>
     pipe(
       stores.shellRuns.list(sessionId),

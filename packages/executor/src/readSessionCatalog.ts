@@ -17,7 +17,7 @@ import {
   sessionLineage,
   summarizeSession,
 } from '@maka/planner'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -57,7 +57,7 @@ export interface SessionDetail<S> {
  * @category constructors
  */
 export const listSessionRuns = async (
-  stores: FileStores,
+  stores: StorePorts,
   sessionId: string,
 ): Promise<E.Either<string, ReadonlyArray<ListedRun>>> => {
   const listed = await stores.runs.list(sessionId)()
@@ -79,7 +79,7 @@ export const listSessionRuns = async (
  * @category constructors
  */
 export const listSessionSummaries = async (
-  stores: FileStores,
+  stores: StorePorts,
 ): Promise<E.Either<string, ReadonlyArray<SessionSummary>>> => {
   const listed = await stores.sessions.list()()
   if (E.isLeft(listed)) return E.left(listed.left._tag)
@@ -108,7 +108,7 @@ export const listSessionSummaries = async (
  * session costs no run header, ledger or lock.
  * @category constructors
  */
-export const findMostRecentSession = async (stores: FileStores): Promise<E.Either<string, string | undefined>> => {
+export const findMostRecentSession = async (stores: StorePorts): Promise<E.Either<string, string | undefined>> => {
   const listed = await stores.sessions.list()()
   if (E.isLeft(listed)) return E.left(listed.left._tag)
   const ids = listed.right
@@ -131,7 +131,7 @@ const describeProblem = (problem: { readonly _tag: string; readonly line: number
  * @category constructors
  */
 export const loadSessionDetail = async <S extends { readonly toolCallId?: string }>(
-  stores: FileStores,
+  stores: StorePorts,
   session: SessionRecord,
   summarize: () => (event: RuntimeEvent) => S,
 ): Promise<E.Either<string, SessionDetail<S>>> => {

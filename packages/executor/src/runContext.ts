@@ -16,7 +16,7 @@ import {
   makeRunIdUnsafe,
 } from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
-import type { FileStores, StoreError } from '@maka/stores'
+import type { StorePorts, StoreError } from '@maka/stores'
 import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
 import { decideTerminal } from './decideTerminal.js'
 import { type Ownership, makeOwnership } from './ownership.js'
@@ -31,7 +31,7 @@ import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
  */
 export interface RunContext {
   readonly deps: RuntimeDeps
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly clock: () => Date
   readonly nowIso: () => IsoTimestamp
   readonly newId: (kind: 'session' | 'run' | 'invocation' | 'turn') => string

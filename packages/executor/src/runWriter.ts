@@ -14,7 +14,7 @@ import {
   isTerminalEvent,
   makeIsoTimestampUnsafe,
 } from '@maka/events'
-import { type FileStores, type StoreError, describeStoreError } from '@maka/stores'
+import { type StorePorts, type StoreError, describeStoreError } from '@maka/stores'
 import type { RunObserver } from './RuntimeDeps.js'
 
 /**
@@ -81,7 +81,7 @@ const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreEr
  * @category constructors
  */
 export const makeRunWriter = (deps: {
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly header: AgentRun
   readonly rowsBefore: number
   readonly clock: () => Date

@@ -11,14 +11,14 @@ import {
   type SessionRunRead,
   sessionHistory,
 } from '@maka/planner'
-import type { FileStores } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
 
 /**
  * The replayable history of a session's earlier turns, read from the stores.
  * @category constructors
  */
 export const loadSessionHistory = async (
-  stores: FileStores,
+  stores: StorePorts,
   sessionId: string,
   options: SessionHistoryOptions = {},
 ): Promise<E.Either<SessionHistoryProblem, ReadonlyArray<RuntimeEvent>>> => {

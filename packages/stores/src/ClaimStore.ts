@@ -54,9 +54,12 @@ const CLAIM_FILE = /^([A-Za-z0-9_-]{1,128})@(0|[1-9][0-9]{0,15})\.json$/
 // gates
 // -------------------------------------------------------------------------------------
 
-// The claim and the header are two records of one fact; a mismatch would let a header claim a
-// boundary its claim file does not hold.
-const checkClaimAgainstHeader = (claim: ContinuationClaim, header: AgentRun): E.Either<StoreError, void> => {
+/**
+ * The claim and the header are two records of one fact; a mismatch would let a header claim a
+ * boundary its claim does not hold. Every adapter checks it before writing either.
+ * @category gates
+ */
+export const checkClaimTarget = (claim: ContinuationClaim, header: AgentRun): E.Either<StoreError, void> => {
   const source = header.continuationSource
   const agrees =
     header.sessionId === claim.sessionId &&
@@ -74,6 +77,29 @@ const checkClaimAgainstHeader = (claim: ContinuationClaim, header: AgentRun): E.
     : E.left(
         invalidRecord('ContinuationClaim', 'the target header is not the claim target with this continuationSource'),
       )
+}
+
+/**
+ * Every check of a `claimBoundary` call before anything is written, in the order the files store
+ * makes them: safe ids, the high-water, the header's and the claim's exact shapes, and that the
+ * header is the claim's target. The claimed high-water on success.
+ * @category gates
+ */
+export const checkClaimBoundary = (claim: ContinuationClaim, targetHeader: AgentRun): E.Either<StoreError, number> => {
+  const ids = checkIds(
+    ['sessionId', claim?.sessionId],
+    ['sourceRunId', claim?.sourceRunId],
+    ['targetRunId', claim?.targetRunId],
+  )
+  if (E.isLeft(ids)) return ids
+  const highWater = checkHighWater('sourceRuntimeEventHighWater', claim.sourceRuntimeEventHighWater)
+  if (E.isLeft(highWater)) return highWater
+  const header = checkRunHeader(targetHeader)
+  if (E.isLeft(header)) return header
+  const decoded = decodeClaim(claim)
+  if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
+  const agrees = checkClaimTarget(claim, targetHeader)
+  return E.isLeft(agrees) ? agrees : highWater
 }
 
 // -------------------------------------------------------------------------------------
@@ -106,20 +132,8 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
     claimBoundary: (claim, targetHeader) =>
       toTask(
         async () => {
-          const ids = checkIds(
-            ['sessionId', claim?.sessionId],
-            ['sourceRunId', claim?.sourceRunId],
-            ['targetRunId', claim?.targetRunId],
-          )
-          if (E.isLeft(ids)) return ids
-          const highWater = checkHighWater('sourceRuntimeEventHighWater', claim.sourceRuntimeEventHighWater)
+          const highWater = checkClaimBoundary(claim, targetHeader)
           if (E.isLeft(highWater)) return highWater
-          const header = checkRunHeader(targetHeader)
-          if (E.isLeft(header)) return header
-          const decoded = decodeClaim(claim)
-          if (E.isLeft(decoded)) return E.left(invalidRecord('ContinuationClaim', decoded.left))
-          const agrees = checkClaimAgainstHeader(claim, targetHeader)
-          if (E.isLeft(agrees)) return agrees
 
           const path = claimPath(dataDir, claim.sessionId, claim.sourceRunId, highWater.right)
           const dirs = await makeDirs(context, claimsDir(dataDir, claim.sessionId))

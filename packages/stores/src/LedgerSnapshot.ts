@@ -295,3 +295,50 @@ const decodeRowInto = (
   if (event.runId !== identity.runId) return { _tag: 'IdentityMismatch', line, field: 'runId' }
   return null
 }
+
+/**
+ * Reads a ledger kept as one stored text per row (a database table) with the file reader's rules:
+ * the same exact-shape decode, duplicate-id check, identity check and problem sentences. Rows come
+ * in high-water order; there is no torn row in such a medium.
+ * @category models
+ */
+export interface LedgerRowReader {
+  /** Takes the next row's JSON text. */
+  readonly add: (row: string) => void
+  /** The snapshot of the rows taken so far; `committedBytes` counts them as the JSONL file would. */
+  readonly snapshot: () => LedgerSnapshot
+}
+
+/**
+ * Starts reading one run's ledger row by row.
+ * @category constructors
+ */
+export const makeLedgerRowReader = (identity: LedgerIdentity): LedgerRowReader => {
+  const events: Array<RuntimeEvent> = []
+  const ids = new Set<string>()
+  let rows = 0
+  let bytes = 0
+  let unreadable: LedgerProblem | null = null
+  let mismatch: LedgerProblem | null = null
+  return {
+    add: (row) => {
+      rows += 1
+      bytes += Buffer.byteLength(row, 'utf8') + 1
+      if (unreadable !== null) return
+      // A stored text holding a newline would be two rows in a file: it is not a row.
+      const problem = row.includes(NEWLINE_CHAR)
+        ? { _tag: 'Unreadable' as const, line: rows, reason: 'row is not valid JSON' }
+        : decodeRowInto(events, ids, row, rows, identity)
+      if (problem === null) return
+      if (problem._tag === 'Unreadable') unreadable = problem
+      else mismatch ??= problem
+    },
+    snapshot: () => ({
+      events,
+      highWater: rows,
+      committedBytes: bytes,
+      tornTail: null,
+      problem: unreadable ?? mismatch,
+    }),
+  }
+}

@@ -261,9 +261,12 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
   }
 }
 
-// Encodes the row and proves it reads back: a row the reader would reject would make the whole
-// ledger unreadable, so it is refused here instead of written.
-const encodeRow = (event: RuntimeEvent): E.Either<StoreError, Buffer> => {
+/**
+ * Encodes an event as its ledger row's JSON text and proves it reads back: a row the reader would
+ * reject would make the whole ledger unreadable, so every store refuses it instead of writing it.
+ * @category codecs
+ */
+export const encodeRuntimeEventRow = (event: RuntimeEvent): E.Either<StoreError, string> => {
   let json: string
   try {
     json = JSON.stringify(event)
@@ -273,5 +276,8 @@ const encodeRow = (event: RuntimeEvent): E.Either<StoreError, Buffer> => {
   if (typeof json !== 'string') return E.left(invalidRecord('RuntimeEvent', 'not serializable as JSON'))
   const decoded = decodeRuntimeEvent(JSON.parse(json))
   if (E.isLeft(decoded)) return E.left(invalidRecord('RuntimeEvent', decoded.left))
-  return E.right(Buffer.from(`${json}\n`, 'utf8'))
+  return E.right(json)
 }
+
+const encodeRow = (event: RuntimeEvent): E.Either<StoreError, Buffer> =>
+  E.map((json: string) => Buffer.from(`${json}\n`, 'utf8'))(encodeRuntimeEventRow(event))

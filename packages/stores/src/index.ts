@@ -5,18 +5,26 @@
  * `_tag`ged `StoreError` union; nothing throws across this boundary.
  */
 export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'
+export { type StorePorts } from './StorePorts.js'
 export { nodeStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
 export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'
-export { type RuntimeEventStore, type AppendOptions, type AppendResult } from './RuntimeEventStore.js'
+export {
+  type RuntimeEventStore,
+  type AppendOptions,
+  type AppendResult,
+  encodeRuntimeEventRow,
+} from './RuntimeEventStore.js'
 export {
   type LedgerSnapshot,
   type LedgerProblem,
   type LedgerIdentity,
   type TornTail,
+  type LedgerRowReader,
   emptyLedgerSnapshot,
   scanLedger,
+  makeLedgerRowReader,
 } from './LedgerSnapshot.js'
 export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
 export { type ClaimStore } from './ClaimStore.js'
@@ -39,7 +47,24 @@ export {
   type SymlinkInDataDir,
   describeStoreError,
   errnoCode,
+  invalidId,
+  invalidRecord,
+  notFound,
+  unreadable,
+  ledgerUnreadable,
+  runAlreadyExists,
+  sessionAlreadyExists,
+  claimConflict,
+  ownerLockHeld,
+  staleCheckFailed,
+  highWaterConflict,
+  eventIdentityMismatch,
+  ioFailed,
+  withSubject,
 } from './StoreError.js'
+export { checkIds, checkHighWater } from './internal/checkIds.js'
+export { checkRunHeader } from './AgentRunStore.js'
+export { checkClaimTarget, checkClaimBoundary } from './ClaimStore.js'
 export {
   sessionsDir,
   sessionDir,

@@ -11,12 +11,13 @@ import { makeOwnerLockStore, type OwnerLockStore } from './OwnerLockStore.js'
 import { makeRuntimeEventStore, type RuntimeEventStore } from './RuntimeEventStore.js'
 import { makeSessionStore, type SessionStore } from './SessionStore.js'
 import { makeShellRunStore, type ShellRunStore } from './ShellRunStore.js'
+import type { StorePorts } from './StorePorts.js'
 
 /**
  * Every store of one data directory.
  * @category models
  */
-export interface FileStores {
+export interface FileStores extends StorePorts {
   /** The absolute data directory. */
   readonly dataDir: string
   readonly sessions: SessionStore
@@ -44,6 +45,7 @@ export const makeFileStores = (dataDir: string, options: FileStoresOptions = {})
   const context = makeStoreContext(resolve(dataDir), options.fs)
   return {
     dataDir: context.dataDir,
+    location: context.dataDir,
     sessions: makeSessionStore(context),
     runs: makeAgentRunStore(context),
     events: makeRuntimeEventStore(context),

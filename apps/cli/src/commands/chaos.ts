@@ -24,6 +24,8 @@ import { BadInputError, ExitCode } from '../ExitCode.js'
 import type { ChaosFlags, GlobalFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { type Style, makeStyle, styleForStdout } from '../Style.js'
+import { chooseStore, openChosenStores, parseStoreSpec } from '../storeChoice.js'
+import { type ChaosStore, chaosStoreFor } from './chaosStore.js'
 import { say, sayJson } from './commandContext.js'
 
 const MAX_ITERATIONS = 1_000_000
@@ -31,62 +33,75 @@ const BAR_WIDTH = 30
 
 const bin = (): string => fileURLToPath(new URL('../bin.js', import.meta.url))
 
-const argsFor = (spec: ChildSpec): ReadonlyArray<string> => {
-  const data = ['--data-dir', spec.dataDir]
-  if (spec.role === 'recover') return [bin(), 'recover', ...data]
-  if (spec.crashAt !== null) {
-    return [
-      bin(),
-      '__chaos-child',
-      ...data,
-      '--mode',
-      spec.role,
-      '--session',
-      spec.sessionId,
-      '--cwd',
-      spec.workspace,
-      '--script',
-      spec.scriptPath,
-      '--crash-at',
-      spec.crashAt.point,
-      '--crash-nth',
-      String(spec.crashAt.nth),
-    ]
-  }
-  return spec.role === 'turn'
-    ? [
+const argsFor =
+  (store: ChaosStore) =>
+  (spec: ChildSpec): ReadonlyArray<string> => {
+    const data = store.argsFor(spec.dataDir)
+    if (spec.role === 'recover') return [bin(), 'recover', ...data]
+    if (spec.crashAt !== null) {
+      return [
         bin(),
-        'run',
+        '__chaos-child',
         ...data,
+        '--mode',
+        spec.role,
         '--session',
         spec.sessionId,
         '--cwd',
         spec.workspace,
-        '--yes',
         '--script',
         spec.scriptPath,
-        'Run the chaos script.',
+        '--crash-at',
+        spec.crashAt.point,
+        '--crash-nth',
+        String(spec.crashAt.nth),
       ]
-    : [bin(), 'resume', ...data, '--session', spec.sessionId, '--yes', '--script', spec.scriptPath]
-}
+    }
+    return spec.role === 'turn'
+      ? [
+          bin(),
+          'run',
+          ...data,
+          '--session',
+          spec.sessionId,
+          '--cwd',
+          spec.workspace,
+          '--yes',
+          '--script',
+          spec.scriptPath,
+          'Run the chaos script.',
+        ]
+      : [bin(), 'resume', ...data, '--session', spec.sessionId, '--yes', '--script', spec.scriptPath]
+  }
 
-const host = (): ChaosHost => {
+const host = (store: ChaosStore): ChaosHost => {
   const env: NodeJS.ProcessEnv = { ...process.env, MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1', NO_COLOR: '1' }
   delete env['MAKA_HOME']
+  // The children's store is named by their arguments alone.
+  delete env['MAKA_STORE']
   return {
     command: process.execPath,
-    argsFor,
+    argsFor: argsFor(store),
     env,
+    ...(store.snapshot === undefined ? {} : { snapshot: store.snapshot }),
     // What `maka resume plan --json --no-recover` prints, from a runtime built afresh like a new host.
     plan: async (dataDir, sessionId) => {
+      const chosen = store.storeOf(dataDir)
+      const stores =
+        chosen === null ? undefined : await openChosenStores(parseStoreSpec(chosen, '--store'), { create: false })
       const { runtime } = composeRuntime({
         dataDir,
+        ...(stores === undefined ? {} : { stores }),
         providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
         safeBoundaryResumeEnabled: true,
         permissionMode: 'deny',
         verbose: false,
       })
-      return runtime.plan({ sessionId })
+      try {
+        return await runtime.plan({ sessionId })
+      } finally {
+        await stores?.close?.()
+      }
     },
   }
 }
@@ -145,6 +160,7 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
   if (globals.dataDir !== undefined) {
     throw new BadInputError('maka chaos works in scratch data dirs of its own and never takes --data-dir.')
   }
+  const store = chaosStoreFor(chooseStore(globals.store))
   const iterations = readCount(flags.iterations)
   const seed = readSeed(flags.seed)
   const json = flags.json === true
@@ -183,7 +199,7 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
 
   let summary: ChaosSummary
   try {
-    summary = await runChaos({ iterations, seed, root, keep, host: host(), onIteration })
+    summary = await runChaos({ iterations, seed, root, keep, host: host(store), onIteration })
   } finally {
     // Iterations with violations keep their folder for inspection; otherwise nothing is left behind.
     if (!keep && (await readdir(root)).length === 0) await rm(root, { recursive: true, force: true })

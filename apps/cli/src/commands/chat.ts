@@ -17,13 +17,14 @@ import { openDataDir } from './commandContext.js'
 export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
-  const { dataDir, verbose } = await openDataDir(globals, 'write')
+  const { dataDir, stores, verbose } = await openDataDir(globals, 'write')
   const choice = await readProviderChoice(flags)
   if (process.stdin.isTTY !== true)
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
   const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))
   return runChat({
     dataDir: dataDir.path,
+    stores,
     sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
     cwd,
     choice,

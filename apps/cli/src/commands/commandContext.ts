@@ -2,21 +2,23 @@
  * The context most commands start from: the checked data directory, file stores over it for
  * read-only views, the verbose log, the startup recovery pass and stdout writers.
  */
-import { makeFileStores, type FileStores } from '@maka/stores'
+import { makeFileStores, type StorePorts } from '@maka/stores'
 import type { RunObserver, Runtime } from '@maka/executor'
 import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../CommandFlags.js'
 import { recoveryLine } from '../reportLines.js'
+import { chooseStore, describeStore, openChosenStores, sqliteFileExists } from '../storeChoice.js'
 import { requireRecoveryWritten } from '../writeFailure.js'
 
 /**
- * The data directory a command works on, checked, with stores over it (stores touch nothing until used).
+ * The store a command works on, checked, with its ports (they touch nothing until used). `dataDir`
+ * is the data directory of the JSONL store, or the chosen store's place (a SQLite file).
  * @category models
  */
 export interface Workspace {
   readonly dataDir: DataDir
-  readonly stores: FileStores
+  readonly stores: StorePorts
   readonly note: (message: string) => void
   readonly verbose: boolean
 }
@@ -34,9 +36,17 @@ export const verboseNote = (verbose: boolean) => (message: string) => {
  * @category constructors
  */
 export const openDataDir = async (globals: GlobalFlags, mode: 'read' | 'write'): Promise<Workspace> => {
-  const dataDir = await checkDataDir(resolveDataDir(globals.dataDir), mode)
+  const spec = chooseStore(globals.store)
   const verbose = globals.verbose === true
-  return { dataDir, stores: makeFileStores(dataDir.path), note: verboseNote(verbose), verbose }
+  const note = verboseNote(verbose)
+  if (spec === null || spec.kind === 'jsonl') {
+    const dataDir = await checkDataDir(spec === null ? resolveDataDir(globals.dataDir) : spec.dir, mode)
+    return { dataDir, stores: makeFileStores(dataDir.path), note, verbose }
+  }
+  note(`store ${describeStore(spec)}`)
+  const exists = spec.kind === 'sqlite' ? await sqliteFileExists(spec.file) : true
+  const stores = await openChosenStores(spec, { create: mode === 'write' })
+  return { dataDir: { path: stores.location, exists }, stores, note, verbose }
 }
 
 /**

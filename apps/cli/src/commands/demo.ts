@@ -19,10 +19,10 @@ import { type ContinuationResult, listSessionRuns } from '@maka/executor'
 import { type ContinuationPlan, type RunKind, continuationsOf, runKindOf } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import { DEMO_SCRIPT, type ScriptStep, makeScriptedProvider } from '@maka/providers'
-import { claimPath, type FileStores } from '@maka/stores'
+import { claimPath, type StorePorts } from '@maka/stores'
 import { composeRuntime } from '../composeRuntime.js'
 import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummary.js'
-import { ExitCode } from '../ExitCode.js'
+import { BadInputError, ExitCode } from '../ExitCode.js'
 import { checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { DemoFlags, GlobalFlags } from '../CommandFlags.js'
 import { readProviderChoice } from '../providerChoice.js'
@@ -140,12 +140,12 @@ const runChild = (args: ReadonlyArray<string>, onEvent: (summary: EventSummary) 
     })
   })
 
-const readEvents = async (stores: FileStores, sessionId: string, runId: string) => {
+const readEvents = async (stores: StorePorts, sessionId: string, runId: string) => {
   const read = await stores.events.read(sessionId, runId)()
   return E.isRight(read) ? read.right : null
 }
 
-const readHeader = async (stores: FileStores, sessionId: string, runId: string) => {
+const readHeader = async (stores: StorePorts, sessionId: string, runId: string) => {
   const read = await stores.runs.read(sessionId, runId)()
   return E.isRight(read) ? read.right : null
 }
@@ -174,10 +174,11 @@ const successfulWrites = (events: ReadonlyArray<RuntimeEvent>): number =>
   ).length
 
 const readLineage = async (
-  stores: FileStores,
+  stores: StorePorts,
   sessionId: string,
   sourceRunId: string | null,
   workspace: string,
+  dataDir: string,
 ): Promise<Lineage> => {
   const listed = await listSessionRuns(stores, sessionId)
   const headers = E.isRight(listed) ? listed.right.flatMap((entry) => ('header' in entry ? [entry.header] : [])) : []
@@ -192,7 +193,7 @@ const readLineage = async (
     const read = await stores.claims.read(sessionId, pin.sourceRunId, pin.sourceRuntimeEventHighWater)()
     if (E.isRight(read) && read.right !== null) {
       claim = {
-        path: claimPath(stores.dataDir, sessionId, pin.sourceRunId, pin.sourceRuntimeEventHighWater),
+        path: claimPath(dataDir, sessionId, pin.sourceRunId, pin.sourceRuntimeEventHighWater),
         targetRunId: read.right.targetRunId,
       }
     }
@@ -241,6 +242,9 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
   const style = json ? makeStyle(false) : styleForStdout()
   const verbose = globals.verbose === true
   // Every check of the input before anything is created.
+  if (globals.store !== undefined) {
+    throw new BadInputError('maka demo shows the JSONL files of its own data dir and never takes --store.')
+  }
   const choice = await readProviderChoice(flags.script === undefined ? {} : { script: flags.script })
   const script = choice.kind === 'scripted' && choice.steps !== null ? choice.steps : DEMO_SCRIPT
   const builtin = choice.kind === 'scripted' && choice.steps === null
@@ -386,13 +390,13 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
       // 5. Park.
       begin('Park: nothing is executed')
       for (const code of plan.rejectionReasons) detail(`- ${sentenceOf(code)} ${style.dim(`(${code})`)}`)
-      lineage = await readLineage(stores, sessionId, sourceRunId, workspace)
+      lineage = await readLineage(stores, sessionId, sourceRunId, workspace, dataDir)
       end(lineage.continuation === null && lineage.claim === null, 'no continuation run and no claim were created')
     }
 
     // 6. Lineage.
     begin('Lineage')
-    lineage = await readLineage(stores, sessionId, sourceRunId, workspace)
+    lineage = await readLineage(stores, sessionId, sourceRunId, workspace, dataDir)
     for (const line of lineageLines(lineage, style)) detail(line)
     if (plan.disposition === 'continue') {
       const pin = lineage.continuation?.continuationSource

@@ -70,6 +70,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const narrator = makeEventNarrator({ fullText: json })
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
+    stores: workspace.stores,
     providerFor: (run) => providerForRuns(choice, { turn: [], continuation: [] })(run),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',

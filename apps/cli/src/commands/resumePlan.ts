@@ -38,6 +38,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
+    stores: workspace.stores,
     // Planning never calls a model.
     providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),

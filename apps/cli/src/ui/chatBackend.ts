@@ -3,6 +3,7 @@
  * and permission question forwarded to whichever screen is attached. Results come back as notices
  * (plain sentences with a tone), so the screen holds no domain rule and tests can fake it.
  */
+import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import type { RuntimeEvent } from '@maka/events'
 import type { PermissionMode, PermissionQuestion } from '@maka/executor'
@@ -64,6 +65,8 @@ export interface ChatBackend {
  */
 export interface ChatBackendOptions {
   readonly dataDir: string
+  /** The chosen store's ports (`--store`); the JSONL files of `dataDir` when absent. */
+  readonly stores?: StorePorts
   readonly sessionId: string
   readonly cwd: string
   readonly choice: ProviderChoice
@@ -86,6 +89,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
   let continuationChoice: ProviderChoice = options.choice
   const { runtime, stores } = composeRuntime({
     dataDir: options.dataDir,
+    ...(options.stores === undefined ? {} : { stores: options.stores }),
     providerFor: (run) =>
       providerForRuns(run.kind === 'continuation' ? continuationChoice : options.choice, {
         turn: DEMO_SCRIPT,

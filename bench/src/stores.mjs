@@ -1,0 +1,218 @@
+/**
+ * The store micro-benchmarks of `pnpm bench --only stores`, in one process against the built
+ * packages: durable appends per second and claim latency for the JSONL and SQLite stores, each
+ * against its floor measured in the same run and interleaved with it —
+ *   JSONL appends: `write` + `fsync` of the same row bytes to one O_APPEND file;
+ *   SQLite appends: a bare `INSERT` of the same row text, one commit each, WAL + synchronous=FULL;
+ *   JSONL claims: two new files (claim + header) each written and fsynced, then their folder fsynced;
+ *   SQLite claims: a bare two-row `INSERT` transaction.
+ * Also writes a SQLite copy of a JSONL fixture for the plan-time variants (`--sqlite-fixture`).
+ * Prints one JSON object on stdout.
+ */
+import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Database from 'better-sqlite3'
+import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
+import { makeFileStores } from '@maka/stores'
+import { openSqliteStores } from '@maka/store-sqlite'
+
+const args = process.argv.slice(2)
+const value = (name, fallback) => {
+  const i = args.indexOf(name)
+  return i < 0 ? fallback : args[i + 1]
+}
+
+const must = async (task) => {
+  const result = await task()
+  if (result._tag === 'Left') throw new Error(result.left.message)
+  return result.right
+}
+const AT = '2026-01-02T03:04:05.678Z'
+const S = 'bench-session'
+const header = (runId, extra = {}) => ({
+  runId,
+  sessionId: S,
+  turnId: `turn-${runId}`,
+  invocationId: `invocation-${runId}`,
+  status: 'created',
+  cwd: '/work/project',
+  providerId: 'provider',
+  modelId: 'model',
+  createdAt: AT,
+  updatedAt: AT,
+  ...extra,
+})
+const claimOf = (hw) => {
+  const target = `target-${hw}`
+  const pin = {
+    sourceInvocationId: 'invocation-source',
+    sourceRunId: 'source',
+    sourceTurnId: 'turn-source',
+    sourceRuntimeEventHighWater: hw,
+  }
+  return {
+    claim: {
+      sessionId: S,
+      ...pin,
+      targetInvocationId: `invocation-${target}`,
+      targetRunId: target,
+      targetTurnId: `turn-${target}`,
+      claimedAt: AT,
+    },
+    header: header(target, { parentRunId: 'source', parentTurnId: 'turn-source', continuationSource: pin }),
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+const now = () => Number(process.hrtime.bigint()) / 1e6
+
+// Interleaves the store and its floor in rounds, so load from other work falls on both alike.
+const duel = async (rounds, perRound, pair) => {
+  const times = { store: [], floor: [] }
+  for (let r = 0; r < rounds; r += 1) {
+    for (const side of r % 2 === 0 ? ['store', 'floor'] : ['floor', 'store']) {
+      for (let i = 0; i < perRound; i += 1) {
+        const started = now()
+        await pair[side](r * perRound + i)
+        times[side].push(now() - started)
+      }
+    }
+  }
+  const summary = (xs) => ({
+    opsPerSecond: Number((1000 / (xs.reduce((a, b) => a + b, 0) / xs.length)).toFixed(1)),
+    medianMs: Number(median(xs).toFixed(3)),
+  })
+  return { store: summary(times.store), floor: summary(times.floor) }
+}
+
+const appendsAndClaims = async (rounds, perRound) => {
+  const root = mkdtempSync(join(tmpdir(), 'maka-bench-stores-'))
+  try {
+    const rows = makeLedgerBuilderUnsafe({
+      sessionId: S,
+      invocationId: 'invocation-source',
+      runId: 'source',
+      turnId: 'turn-source',
+    })
+    const events = Array.from({ length: rounds * perRound + 1 }, (_, i) =>
+      i === 0 ? rows.userText('go') : rows.modelText(`step ${i} `.repeat(20)),
+    )
+    const text = events.map((e) => JSON.stringify(e))
+
+    // JSONL
+    const jsonl = makeFileStores(join(root, 'jsonl'))
+    await must(jsonl.runs.create(header('source')))
+    const floorFile = join(root, 'floor.jsonl')
+    const fd = openSync(floorFile, 'a', 0o600)
+    const floorDir = join(root, 'floor-claims')
+    mkdirSync(floorDir)
+    const jsonlAppends = await duel(rounds, perRound, {
+      store: (i) => must(jsonl.events.append(S, 'source', events[i], { durable: true })),
+      floor: (i) => {
+        writeSync(fd, `${text[i]}\n`)
+        fsyncSync(fd)
+      },
+    })
+    closeSync(fd)
+    const dirFd = openSync(floorDir, 'r')
+    const jsonlClaims = await duel(rounds, Math.max(1, Math.floor(perRound / 4)), {
+      store: (i) => {
+        const { claim, header: h } = claimOf(i)
+        return must(jsonl.claims.claimBoundary(claim, h))
+      },
+      floor: (i) => {
+        const { claim, header: h } = claimOf(i)
+        for (const [name, record] of [
+          [`c-${i}.json`, claim],
+          [`h-${i}.json`, h],
+        ]) {
+          const f = openSync(join(floorDir, name), 'wx', 0o600)
+          writeSync(f, `${JSON.stringify(record, null, 2)}\n`)
+          fsyncSync(f)
+          closeSync(f)
+        }
+        fsyncSync(dirFd)
+      },
+    })
+    closeSync(dirFd)
+
+    // SQLite
+    const sqlite = openSqliteStores(join(root, 'maka.sqlite'))
+    await must(sqlite.runs.create(header('source')))
+    const bare = new Database(join(root, 'floor.sqlite'))
+    bare.pragma('journal_mode = WAL')
+    bare.pragma('synchronous = FULL')
+    bare.exec('CREATE TABLE rows (seq INTEGER PRIMARY KEY, row TEXT NOT NULL)')
+    bare.exec('CREATE TABLE pairs (k INTEGER NOT NULL, side TEXT NOT NULL, record TEXT NOT NULL, UNIQUE (k, side))')
+    const insertRow = bare.prepare('INSERT INTO rows (seq, row) VALUES (?, ?)')
+    const insertPair = bare.prepare('INSERT INTO pairs (k, side, record) VALUES (?, ?, ?)')
+    const pairTx = bare.transaction((k, a, b) => {
+      insertPair.run(k, 'claim', a)
+      insertPair.run(k, 'header', b)
+    })
+    const sqliteAppends = await duel(rounds, perRound, {
+      store: (i) => must(sqlite.events.append(S, 'source', events[i], { durable: true })),
+      floor: (i) => insertRow.run(i + 1, text[i]),
+    })
+    const sqliteClaims = await duel(rounds, Math.max(1, Math.floor(perRound / 4)), {
+      store: (i) => {
+        const { claim, header: h } = claimOf(i)
+        return must(sqlite.claims.claimBoundary(claim, h))
+      },
+      floor: (i) => {
+        const { claim, header: h } = claimOf(i)
+        pairTx.immediate(i, JSON.stringify(claim), JSON.stringify(h))
+      },
+    })
+    bare.close()
+    await sqlite.close()
+    return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims }
+  } finally {
+    rmSync(root, { recursive: true, force: true })
+  }
+}
+
+// A SQLite database holding the session of a JSONL fixture data dir, written straight in one
+// transaction (like the JSONL fixtures, not through the store's per-row commits).
+const sqliteFixture = async (dataDir, sessionId, file) => {
+  rmSync(file, { force: true })
+  rmSync(`${file}-wal`, { force: true })
+  rmSync(`${file}-shm`, { force: true })
+  const stores = openSqliteStores(file)
+  await must(stores.sessions.list())
+  await stores.close()
+  const db = new Database(file)
+  const sessionDir = join(dataDir, 'sessions', sessionId)
+  const record = JSON.parse(readFileSync(join(sessionDir, 'session.json'), 'utf8'))
+  const { readdirSync } = await import('node:fs')
+  db.transaction(() => {
+    db.prepare('INSERT INTO session_ids VALUES (?)').run(sessionId)
+    db.prepare('INSERT INTO sessions VALUES (?, ?)').run(sessionId, JSON.stringify(record))
+    const insert = db.prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)')
+    for (const runId of readdirSync(join(sessionDir, 'runs'))) {
+      const runDir = join(sessionDir, 'runs', runId)
+      const h = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'))
+      db.prepare('INSERT INTO runs VALUES (?, ?, ?)').run(sessionId, runId, JSON.stringify(h))
+      const lines = readFileSync(join(runDir, 'runtime-events.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+      lines.forEach((line, i) => insert.run(sessionId, runId, i + 1, JSON.parse(line).id, line))
+    }
+  })()
+  db.close()
+  return { file }
+}
+
+const fixtureArgs = value('--sqlite-fixture', null)
+if (fixtureArgs !== null) {
+  const [dataDir, sessionId, file] = fixtureArgs.split(',')
+  process.stdout.write(`${JSON.stringify(await sqliteFixture(dataDir, sessionId, file))}\n`)
+} else {
+  const rounds = Number(value('--rounds', '6'))
+  const perRound = Number(value('--per-round', '100'))
+  process.stdout.write(`${JSON.stringify(await appendsAndClaims(rounds, perRound))}\n`)
+}

@@ -1,0 +1,421 @@
+/**
+ * The store conformance suite: what every adapter of the store ports must do, whatever it stores
+ * the facts in (docs/decisions.md #80). Each case starts from a fresh, empty store; durability is
+ * checked through a second, freshly opened instance, and races and kills use real OS processes.
+ */
+import { writeFile, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { RuntimeEvent } from '@maka/events'
+import type { StorePorts } from '@maka/stores'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { killAllChildren, spawnStoreChild } from './children.js'
+import {
+  claimAndHeader,
+  failure,
+  ledgerRows,
+  ownerLock,
+  runHeader,
+  runIdentity,
+  sessionRecord,
+  shellRun,
+  value,
+} from './records.js'
+
+/**
+ * How the suite reaches one adapter.
+ * @category models
+ */
+export interface ConformanceSubject {
+  /** Creates a fresh, empty store and returns its location (a directory, a file, a schema). */
+  readonly fresh: () => Promise<string>
+  /** Opens a new instance over a location; the suite closes what it opens. */
+  readonly open: (location: string) => Promise<StorePorts>
+  /** Removes a location made by `fresh`. */
+  readonly remove: (location: string) => Promise<void>
+  /**
+   * The adapter's built module for child processes: `module` is its absolute path, `open` the name
+   * of an export `(location) => StorePorts | Promise<StorePorts>`.
+   */
+  readonly child: { readonly module: string; readonly open: string }
+  /** Commits a row the codecs reject after a run's committed rows, bypassing the port. */
+  readonly writeGarbageRow: (location: string, sessionId: string, runId: string) => Promise<void>
+  /**
+   * Leaves the first `bytes` of a row as the ledger's torn last row. Only where the medium can tear
+   * a row (a JSONL file); a transactional store commits whole rows and leaves this out.
+   */
+  readonly tearTail?: (location: string, sessionId: string, runId: string, row: Buffer) => Promise<void>
+  /**
+   * `pid` (default): the owner lock names a process and the caller's `isStale` judges it by pid
+   * liveness, as for JSONL and SQLite. `server`: the adapter decides ownership another way (a shared
+   * server's session lock) and brings its own ownership tests; the port-level cases still run.
+   */
+  readonly ownership?: 'pid' | 'server'
+}
+
+const RACERS = 8
+
+/**
+ * Registers the suite for one adapter under `describe(name)`.
+ * @category constructors
+ */
+export const describeStoreConformance = (name: string, subject: ConformanceSubject): void => {
+  const opened: Array<StorePorts> = []
+  const locations: Array<string> = []
+  const scratch: Array<string> = []
+
+  const fresh = async () => {
+    const location = await subject.fresh()
+    locations.push(location)
+    return location
+  }
+  const open = async (location: string) => {
+    const stores = await subject.open(location)
+    opened.push(stores)
+    return stores
+  }
+  const freshStores = async () => {
+    const location = await fresh()
+    return { location, stores: await open(location) }
+  }
+  const scratchDir = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'maka-conformance-'))
+    scratch.push(dir)
+    return dir
+  }
+  const closeAll = async () => {
+    for (const stores of opened.splice(0)) await stores.close?.()
+  }
+
+  afterEach(closeAll)
+  afterAll(async () => {
+    killAllChildren()
+    await closeAll()
+    for (const location of locations.splice(0)) await subject.remove(location)
+    for (const dir of scratch.splice(0)) await rm(dir, { recursive: true, force: true })
+  })
+
+  const S = 'session-1'
+  const source = runIdentity(S, 1)
+
+  // A session with a source run holding `rows` committed rows.
+  const withSourceRun = async (stores: StorePorts, rows = 4) => {
+    await value(stores.sessions.create(sessionRecord(S)))
+    await value(stores.runs.create(runHeader(source)))
+    const events = ledgerRows(source, rows)
+    for (const event of events) await value(stores.events.append(S, source.runId, event, { durable: true }))
+    return events
+  }
+
+  describe(`${name}: store conformance`, () => {
+    describe('sessions', () => {
+      it('creates exclusively, reads back and lists sorted', async () => {
+        const { location, stores } = await freshStores()
+        expect(await value(stores.sessions.list())).toEqual([])
+        expect((await failure(stores.sessions.read('session-b')))._tag).toBe('NotFound')
+        await value(stores.sessions.create(sessionRecord('session-b')))
+        await value(stores.sessions.create(sessionRecord('session-a')))
+        const again = await failure(stores.sessions.create({ ...sessionRecord('session-b'), title: 'other' }))
+        expect(again._tag).toBe('SessionAlreadyExists')
+        const reopened = await open(location)
+        expect(await value(reopened.sessions.list())).toEqual(['session-a', 'session-b'])
+        expect(await value(reopened.sessions.read('session-b'))).toEqual(sessionRecord('session-b'))
+      })
+
+      it('refuses unsafe ids and bad records, creating nothing', async () => {
+        const { stores } = await freshStores()
+        for (const id of ['..', 'a/b', '', 'x'.repeat(129)]) {
+          expect((await failure(stores.sessions.read(id)))._tag).toBe('InvalidId')
+          expect((await failure(stores.events.read(id, 'run-1')))._tag).toBe('InvalidId')
+          expect((await failure(stores.runs.list(id)))._tag).toBe('InvalidId')
+        }
+        const bad = { ...sessionRecord(S), cwd: 'relative' } as never
+        expect((await failure(stores.sessions.create(bad)))._tag).toBe('InvalidRecord')
+        expect(await value(stores.sessions.list())).toEqual([])
+      })
+    })
+
+    describe('run headers', () => {
+      it('creates exclusively, updates only what exists, lists every run', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        expect(await value(stores.runs.list(S))).toEqual([])
+        await value(stores.runs.create(runHeader(source)))
+        const clash = await failure(stores.runs.create(runHeader(source, { modelId: 'other' as never })))
+        expect(clash._tag).toBe('RunAlreadyExists')
+        expect(await value(stores.runs.read(S, source.runId))).toEqual(runHeader(source))
+        const missing = runHeader(runIdentity(S, 9))
+        expect((await failure(stores.runs.update(missing)))._tag).toBe('NotFound')
+        expect((await failure(stores.runs.read(S, 'run-9')))._tag).toBe('NotFound')
+        const done = runHeader(source, { status: 'completed', updatedAt: '2026-01-02T03:05:00.000Z' as never })
+        await value(stores.runs.update(done, { durable: true }))
+        await value(stores.runs.create(runHeader(runIdentity(S, 0))))
+        const reopened = await open(location)
+        expect(await value(reopened.runs.read(S, source.runId))).toEqual(done)
+        const listed = await value(reopened.runs.list(S))
+        expect(listed.map((entry) => entry.runId)).toEqual(['run-0', 'run-1'])
+        expect(listed[1]).toEqual({ runId: 'run-1', header: done })
+        expect(
+          (await failure(stores.runs.create({ ...runHeader(runIdentity(S, 5)), status: 'nope' } as never)))._tag,
+        ).toBe('InvalidRecord')
+      })
+    })
+
+    describe('ledger', () => {
+      it('appends rows durably and reads them back, exactly, from a new instance', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        await value(stores.runs.create(runHeader(source)))
+        expect(await value(stores.events.read(S, source.runId))).toMatchObject({ events: [], highWater: 0 })
+        expect(await value(stores.events.readLastRow(S, source.runId))).toBeNull()
+        const events = ledgerRows(source, 7)
+        const marks: Array<number> = []
+        for (const [i, event] of events.entries()) {
+          const { highWater } = await value(stores.events.append(S, source.runId, event, { durable: i % 2 === 0 }))
+          marks.push(highWater)
+        }
+        expect(marks).toEqual([1, 2, 3, 4, 5, 6, 7])
+        const reopened = await open(location)
+        const snapshot = await value(reopened.events.read(S, source.runId))
+        expect(snapshot).toMatchObject({ highWater: 7, tornTail: null, problem: null })
+        expect(snapshot.events).toEqual(events)
+        expect(await value(reopened.events.readLastRow(S, source.runId))).toEqual(events[6])
+      })
+
+      it('refuses an append to a missing run, a foreign row, an invalid row and a stale high-water', async () => {
+        const { stores } = await freshStores()
+        const events = await withSourceRun(stores, 2)
+        const [next] = ledgerRows(runIdentity(S, 1), 3).slice(2)
+        expect((await failure(stores.events.append(S, 'run-7', { ...next!, runId: 'run-7' as never })))._tag).toBe(
+          'NotFound',
+        )
+        expect((await failure(stores.events.read(S, 'run-7')))._tag).toBe('NotFound')
+        expect((await failure(stores.events.append(S, source.runId, { ...next!, runId: 'run-2' as never })))._tag).toBe(
+          'EventIdentityMismatch',
+        )
+        expect((await failure(stores.events.append(S, source.runId, { ...next!, extra: 1 } as never)))._tag).toBe(
+          'InvalidRecord',
+        )
+        const stale = await failure(stores.events.append(S, source.runId, next!, { expectedHighWater: 1 }))
+        expect(stale).toMatchObject({ _tag: 'HighWaterConflict', expected: 1, actual: 2 })
+        expect((await value(stores.events.read(S, source.runId))).events).toEqual(events)
+        expect(await value(stores.events.append(S, source.runId, next!, { expectedHighWater: 2 }))).toEqual({
+          highWater: 3,
+        })
+      })
+
+      it('gives concurrent appends of one instance distinct, gapless high-waters', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        await value(stores.runs.create(runHeader(source)))
+        const events = ledgerRows(source, 30)
+        const marks = await Promise.all(events.map((event) => value(stores.events.append(S, source.runId, event))))
+        expect(marks.map((m) => m.highWater).sort((a, b) => a - b)).toEqual(events.map((_, i) => i + 1))
+        const snapshot = await value((await open(location)).events.read(S, source.runId))
+        expect(snapshot.highWater).toBe(30)
+        expect(new Set(snapshot.events.map((e) => e.id)).size).toBe(30)
+      })
+
+      it('reports a row that does not decode as corruption and appends nothing after it', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 3)
+        await subject.writeGarbageRow(location, S, source.runId)
+        const reopened = await open(location)
+        const snapshot = await value(reopened.events.read(S, source.runId))
+        expect(snapshot.events).toEqual(events)
+        expect(snapshot.highWater).toBe(4)
+        expect(snapshot.problem).toMatchObject({ _tag: 'Unreadable', line: 4 })
+        const [next] = ledgerRows(source, 5).slice(4)
+        const refused = await failure(reopened.events.append(S, source.runId, next!))
+        expect(refused._tag).toBe('LedgerUnreadable')
+        expect(await value(reopened.events.read(S, source.runId))).toEqual(snapshot)
+      })
+
+      // Registered only where the medium can tear a row: a transactional store has no such state.
+      const tearTail = subject.tearTail
+      if (tearTail !== undefined)
+        it('never counts a torn last row, and repairs only it', async () => {
+          const { location, stores } = await freshStores()
+          const events = await withSourceRun(stores, 3)
+          const [next, after] = ledgerRows(source, 5).slice(3)
+          const row = Buffer.from(`${JSON.stringify(next)}\n`, 'utf8')
+          await tearTail(location, S, source.runId, row.subarray(0, Math.floor(row.length / 2)))
+          const reopened = await open(location)
+          const snapshot = await value(reopened.events.read(S, source.runId))
+          expect(snapshot).toMatchObject({ highWater: 3, problem: null })
+          expect(snapshot.tornTail).not.toBeNull()
+          expect(snapshot.events).toEqual(events)
+          expect(await value(reopened.events.append(S, source.runId, after!))).toEqual({ highWater: 4 })
+          expect((await value(reopened.events.read(S, source.runId))).events).toEqual([...events, after])
+        })
+
+      it('keeps every acknowledged durable row of a process killed mid-append (SIGKILL)', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        await value(stores.runs.create(runHeader(source)))
+        const events = ledgerRows(source, 400)
+        const eventsFile = join(await scratchDir(), 'events.json')
+        await writeFile(eventsFile, JSON.stringify(events))
+        const child = spawnStoreChild({
+          ...subject.child,
+          location,
+          mode: 'append',
+          sessionId: S,
+          runId: source.runId,
+          eventsFile,
+        })
+        await child.waitFor((m) => typeof m['committed'] === 'number' && m['committed'] >= 5)
+        await child.kill()
+        const acknowledged = Math.max(
+          ...child.messages.map((m) => (typeof m['committed'] === 'number' ? m['committed'] : 0)),
+        )
+        expect(child.messages.some((m) => 'error' in m)).toBe(false)
+        const reopened = await open(location)
+        const snapshot = await value(reopened.events.read(S, source.runId))
+        expect(snapshot.problem).toBeNull()
+        expect(snapshot.highWater).toBeGreaterThanOrEqual(acknowledged)
+        expect(snapshot.events).toEqual(events.slice(0, snapshot.highWater))
+        const { highWater } = await value(reopened.events.append(S, source.runId, events[snapshot.highWater]!))
+        expect(highWater).toBe(snapshot.highWater + 1)
+      })
+    })
+
+    describe('shell runs', () => {
+      it('writes, replaces and lists records', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        expect(await value(stores.shellRuns.list(S))).toEqual([])
+        await value(stores.shellRuns.write(shellRun(source, 'shell-b')))
+        await value(stores.shellRuns.write(shellRun(source, 'shell-a')))
+        const ended = shellRun(source, 'shell-b', { status: 'completed', exitCode: 0 })
+        await value(stores.shellRuns.write(ended))
+        const listed = await value((await open(location)).shellRuns.list(S))
+        expect(listed).toEqual([
+          { shellRunId: 'shell-a', shellRun: shellRun(source, 'shell-a') },
+          { shellRunId: 'shell-b', shellRun: ended },
+        ])
+      })
+    })
+
+    describe('continuation claims', () => {
+      it('claims a boundary once, with its target header, durably', async () => {
+        const { location, stores } = await freshStores()
+        await withSourceRun(stores)
+        expect(await value(stores.claims.read(S, source.runId, 4))).toBeNull()
+        const first = claimAndHeader(source, 4, runIdentity(S, 2))
+        await value(stores.claims.claimBoundary(first.claim, first.header))
+        const second = claimAndHeader(source, 4, runIdentity(S, 3))
+        const conflict = await failure(stores.claims.claimBoundary(second.claim, second.header))
+        expect(conflict._tag).toBe('ClaimConflict')
+        const reopened = await open(location)
+        expect(await value(reopened.claims.read(S, source.runId, 4))).toEqual(first.claim)
+        expect(await value(reopened.runs.read(S, 'run-2'))).toEqual(first.header)
+        expect((await failure(reopened.runs.read(S, 'run-3')))._tag).toBe('NotFound')
+        // Another boundary of the same run is its own claim.
+        const later = claimAndHeader(source, 3, runIdentity(S, 4))
+        await value(reopened.claims.claimBoundary(later.claim, later.header))
+        const claims = await value(reopened.claims.list(S))
+        expect(claims).toHaveLength(2)
+        expect(claims).toEqual(expect.arrayContaining([first.claim, later.claim]))
+      })
+
+      it('refuses a header that is not the claim target, and a target run that already exists', async () => {
+        const { stores } = await freshStores()
+        await withSourceRun(stores)
+        const { claim, header } = claimAndHeader(source, 4, runIdentity(S, 2))
+        const wrong = await failure(stores.claims.claimBoundary(claim, { ...header, runId: 'run-8' as never }))
+        expect(wrong._tag).toBe('InvalidRecord')
+        expect(await value(stores.claims.list(S))).toEqual([])
+        expect((await failure(stores.runs.read(S, 'run-8')))._tag).toBe('NotFound')
+        await value(stores.runs.create(runHeader(runIdentity(S, 2))))
+        const taken = await failure(stores.claims.claimBoundary(claim, header))
+        expect(taken._tag).toBe('RunAlreadyExists')
+        // The header that was there stays as it was; a claim left behind is recovery's to close.
+        expect(await value(stores.runs.read(S, 'run-2'))).toEqual(runHeader(runIdentity(S, 2)))
+      })
+
+      it(`lets exactly one of ${RACERS} racing processes claim a boundary`, async () => {
+        const { location, stores } = await freshStores()
+        await withSourceRun(stores)
+        const barrier = join(await scratchDir(), 'go')
+        const racers = Array.from({ length: RACERS }, (_, i) => {
+          const { claim, header } = claimAndHeader(source, 4, runIdentity(S, 10 + i))
+          return spawnStoreChild({ ...subject.child, location, mode: 'claim', claim, header, barrier })
+        })
+        await Promise.all(racers.map((racer) => racer.waitFor((m) => m['ready'] === true)))
+        await writeFile(barrier, 'go')
+        const results = await Promise.all(
+          racers.map(async (racer) => (await racer.waitFor((m) => 'result' in m))['result']),
+        )
+        await Promise.all(racers.map((racer) => racer.exited))
+        expect(results.filter((r) => r === 'claimed')).toHaveLength(1)
+        expect(results.filter((r) => r !== 'claimed')).toEqual(Array(RACERS - 1).fill('ClaimConflict'))
+        const reopened = await open(location)
+        const claims = await value(reopened.claims.list(S))
+        expect(claims).toHaveLength(1)
+        const winner = claims[0]!.targetRunId
+        const targets = (await value(reopened.runs.list(S))).map((entry) => entry.runId).filter((id) => id !== 'run-1')
+        expect(targets).toEqual([winner])
+        expect(racers[results.indexOf('claimed')]).toBeDefined()
+      })
+    })
+
+    describe('owner lock', () => {
+      it('is exclusive, judged by the caller, taken over when stale and released by its owner only', async () => {
+        const { location, stores } = await freshStores()
+        expect(await value(stores.ownerLocks.read(S))).toBeNull()
+        const mine = ownerLock(1001)
+        await value(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
+        const other = open(location)
+        const held = await failure((await other).ownerLocks.acquire(S, ownerLock(1002), () => Promise.resolve(false)))
+        expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: mine })
+        const same = await failure(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
+        expect(same._tag).toBe('OwnerLockHeld')
+        const broken = await failure(
+          stores.ownerLocks.acquire(S, ownerLock(1003), () => Promise.reject(new Error('x'))),
+        )
+        expect(broken._tag).toBe('StaleCheckFailed')
+        expect((await failure(stores.ownerLocks.release(S, ownerLock(1002))))._tag).toBe('OwnerLockHeld')
+        const judged: Array<unknown> = []
+        const theirs = ownerLock(1002)
+        await value(
+          (await other).ownerLocks.acquire(S, theirs, (existing) => {
+            judged.push(existing)
+            return Promise.resolve(true)
+          }),
+        )
+        expect(judged).toEqual([mine])
+        expect(await value(stores.ownerLocks.read(S))).toEqual(theirs)
+        await value((await other).ownerLocks.release(S, theirs))
+        expect(await value(stores.ownerLocks.read(S))).toBeNull()
+        await value(stores.ownerLocks.release(S, theirs))
+      })
+
+      if ((subject.ownership ?? 'pid') === 'pid')
+        it('names a live process until it dies, then lets a pid-liveness check take it over', async () => {
+          const { location, stores } = await freshStores()
+          const holder = spawnStoreChild({ ...subject.child, location, mode: 'lock', sessionId: S, lock: null })
+          const started = await holder.waitFor((m) => 'result' in m)
+          expect(started['result']).toBe('acquired')
+          const alive = (pid: number) => {
+            try {
+              process.kill(pid, 0)
+              return true
+            } catch {
+              return false
+            }
+          }
+          const isStale = (existing: { readonly pid: number }) => Promise.resolve(!alive(existing.pid))
+          const held = await failure(stores.ownerLocks.acquire(S, ownerLock(process.pid), isStale))
+          expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: { pid: holder.pid } })
+          await holder.kill()
+          await value(stores.ownerLocks.acquire(S, ownerLock(process.pid), isStale))
+          expect(await value((await open(location)).ownerLocks.read(S))).toEqual(ownerLock(process.pid))
+        })
+    })
+  })
+}
+
+/** The rows of a ledger as the suite builds them, for adapters' own tests. */
+export const conformanceRows = (sessionId: string, runNumber: number, count: number): ReadonlyArray<RuntimeEvent> =>
+  ledgerRows(runIdentity(sessionId, runNumber), count)

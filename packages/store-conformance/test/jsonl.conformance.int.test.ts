@@ -1,0 +1,22 @@
+/**
+ * The JSONL file stores against the conformance suite: the reference adapter, so every case here
+ * is also the behaviour the other adapters are held to.
+ */
+import { appendFile, mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { ledgerPath, makeFileStores } from '@maka/stores'
+import { describeStoreConformance } from '../src/index.js'
+
+const STORES_DIST = fileURLToPath(new URL('../../stores/dist/index.js', import.meta.url))
+
+describeStoreConformance('jsonl', {
+  fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-')),
+  open: (dataDir) => Promise.resolve(makeFileStores(dataDir)),
+  remove: (dataDir) => rm(dataDir, { recursive: true, force: true }),
+  child: { module: STORES_DIST, open: 'makeFileStores' },
+  writeGarbageRow: (dataDir, sessionId, runId) =>
+    appendFile(ledgerPath(dataDir, sessionId, runId), '{"not":"a runtime event"}\n'),
+  tearTail: (dataDir, sessionId, runId, bytes) => appendFile(ledgerPath(dataDir, sessionId, runId), bytes),
+})

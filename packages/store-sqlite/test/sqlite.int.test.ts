@@ -1,0 +1,152 @@
+/**
+ * What the SQLite stores do beyond the conformance suite: the versioned schema, file modes, a read
+ * that must not create the database, stored records that no longer decode, and the per-ledger
+ * uniqueness of event ids.
+ */
+import { existsSync, statSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { conformanceRows } from '@maka/store-conformance'
+import Database from 'better-sqlite3'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { openSqliteStores, SCHEMA_VERSION, type SqliteStores } from '../src/index.js'
+
+const dirs: Array<string> = []
+const open: Array<SqliteStores> = []
+afterEach(async () => {
+  for (const stores of open.splice(0)) await stores.close()
+})
+afterAll(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
+})
+
+const freshFile = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'maka-sqlite-'))
+  dirs.push(dir)
+  return join(dir, 'data', 'maka.sqlite')
+}
+const stores = (file: string, options?: { create?: boolean }) => {
+  const s = openSqliteStores(file, options)
+  open.push(s)
+  return s
+}
+const AT = '2026-01-02T03:04:05.678Z'
+const S = 'session-1'
+const header = {
+  runId: 'run-1',
+  sessionId: S,
+  turnId: 'turn-1',
+  invocationId: 'invocation-1',
+  status: 'created',
+  cwd: '/work/project',
+  providerId: 'provider',
+  modelId: 'model',
+  createdAt: AT,
+  updatedAt: AT,
+} as never
+const rawDb = (file: string, run: (db: Database.Database) => void) => {
+  const db = new Database(file)
+  try {
+    run(db)
+  } finally {
+    db.close()
+  }
+}
+
+describe('the SQLite database', () => {
+  it('is created on first use with the current schema version, WAL and owner-only modes', async () => {
+    const file = await freshFile()
+    expect(await stores(file).sessions.list()()).toEqual({ _tag: 'Right', right: [] })
+    rawDb(file, (db) => {
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION)
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+    })
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700)
+  })
+
+  it('refuses a database written by a newer schema, changing nothing', async () => {
+    const file = await freshFile()
+    await stores(file).sessions.list()()
+    await open.pop()!.close()
+    rawDb(file, (db) => db.pragma(`user_version = ${SCHEMA_VERSION + 1}`))
+    const result = await stores(file).sessions.list()()
+    expect(result).toMatchObject({ _tag: 'Left', left: { _tag: 'IoFailed', code: 'SCHEMA_TOO_NEW' } })
+    rawDb(file, (db) => expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION + 1))
+  })
+
+  it('is IoFailed, not a throw, when the file is not a database', async () => {
+    const file = await freshFile()
+    await mkdir(dirname(file), { recursive: true })
+    await writeFile(file, 'this is not a database, just text long enough to have a header page')
+    const result = await stores(file).sessions.list()()
+    expect(result).toMatchObject({ _tag: 'Left', left: { _tag: 'IoFailed', code: 'SQLITE_NOTADB' } })
+  })
+
+  it('with create: false reads a missing file as an empty store and leaves no file behind', async () => {
+    const file = await freshFile()
+    const s = stores(file, { create: false })
+    expect(await s.sessions.list()()).toEqual({ _tag: 'Right', right: [] })
+    expect(await s.sessions.read(S)()).toMatchObject({ _tag: 'Left', left: { _tag: 'NotFound' } })
+    expect(existsSync(file)).toBe(false)
+  })
+})
+
+describe('stored records', () => {
+  it('lists a header that no longer decodes as an error entry, and reads it as Unreadable', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    rawDb(file, (db) => db.prepare('UPDATE runs SET header = \'{"runId":"run-1"}\'').run())
+    const listed = await s.runs.list(S)()
+    expect(listed).toMatchObject({ _tag: 'Right', right: [{ runId: 'run-1', error: { _tag: 'Unreadable' } }] })
+    expect(await s.runs.read(S, 'run-1')()).toMatchObject({ _tag: 'Left', left: { _tag: 'Unreadable' } })
+  })
+
+  it('fails the claim list on a claim that names another boundary than its key', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.sessions.list()()
+    rawDb(file, (db) =>
+      db
+        .prepare('INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES (?, ?, ?, ?)')
+        .run(S, 'run-1', 3, '{}'),
+    )
+    expect(await s.claims.list(S)()).toMatchObject({ _tag: 'Left', left: { _tag: 'Unreadable' } })
+  })
+
+  it('refuses an append that repeats an event id of the ledger, writing nothing', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const [first, second] = conformanceRows(S, 1, 2)
+    expect(await s.events.append(S, 'run-1', first!)()).toEqual({ _tag: 'Right', right: { highWater: 1 } })
+    const repeated = await s.events.append(S, 'run-1', { ...second!, id: first!.id })()
+    expect(repeated).toMatchObject({ _tag: 'Left', left: { _tag: 'InvalidRecord' } })
+    expect(await s.events.read(S, 'run-1')()).toMatchObject({ _tag: 'Right', right: { highWater: 1, problem: null } })
+  })
+
+  it('reports a row committed behind the port under another run as an identity mismatch, then refuses appends', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const [first] = conformanceRows(S, 1, 1)
+    const [foreign] = conformanceRows(S, 2, 1)
+    await s.events.append(S, 'run-1', first!)()
+    rawDb(file, (db) =>
+      db
+        .prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, 2, ?, ?)')
+        .run(S, 'run-1', foreign!.id, JSON.stringify(foreign)),
+    )
+    expect(await s.events.read(S, 'run-1')()).toMatchObject({
+      _tag: 'Right',
+      right: { highWater: 2, problem: { _tag: 'IdentityMismatch', line: 2, field: 'runId' } },
+    })
+    const [third] = conformanceRows(S, 1, 3).slice(2)
+    expect(await s.events.append(S, 'run-1', third!)()).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'LedgerUnreadable' },
+    })
+  })
+})
