@@ -41,6 +41,7 @@ export {
   type SessionDetail,
   listSessionRuns,
   listSessionSummaries,
+  summarizeStoredSession,
   findMostRecentSession,
   loadSessionDetail,
 } from './readSessionCatalog.js'

@@ -21,6 +21,7 @@ import {
   type PermissionMode,
   type TurnResult,
   listSessionSummaries,
+  summarizeStoredSession,
   loadSessionDetail,
   makeFileRuntime,
 } from '@maka/executor'
@@ -338,21 +339,8 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           ...(operationStatus === undefined ? {} : { status: operationStatus }),
         })),
       )
-      const summaries = await listSessionSummaries(reader.stores)
-      const summary = E.isRight(summaries) ? summaries.right.find((s) => s.sessionId === sessionId) : undefined
       return {
-        session:
-          summary === undefined
-            ? {
-                sessionId,
-                title: record.title ?? null,
-                cwd: record.cwd,
-                createdAt: record.createdAt,
-                interrupted: false,
-                ownerAlive: false,
-                latestRun: null,
-              }
-            : listItemOf(summary),
+        session: listItemOf(await summarizeStoredSession(reader.stores, sessionId)),
         items: rows.slice(-TRANSCRIPT_ROWS),
         omitted: Math.max(0, rows.length - TRANSCRIPT_ROWS),
       }
