@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { isProviderChoiceError } from '@maka/providers'
-import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
+import { BadInputError, ExitCode, StoreUnavailableError, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
   DEMO_CRASH_POINTS,
@@ -356,7 +356,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }
-    if (error instanceof WriteFailedError) {
+    if (error instanceof WriteFailedError || error instanceof StoreUnavailableError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.failed
     }

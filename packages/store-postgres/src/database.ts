@@ -29,9 +29,9 @@ export class BadConnectionString extends Error {
 /** What the adapter knows of its URL: the driver's config and the log-safe words. */
 export interface Target {
   readonly config: pg.ClientConfig
-  /** `postgres <database> on <host>:<port>`: no user, no password, no query parameters. */
+  /** `postgres database <name>`: no host, user, password or query parameters. */
   readonly location: string
-  /** Strings that must never leave the adapter (URL, user, password), longest first. */
+  /** Strings that must never leave the adapter (URL, host, user, password), longest first. */
   readonly secrets: ReadonlyArray<string>
 }
 
@@ -52,23 +52,23 @@ export const parseTarget = (url: string): Target => {
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
     throw new BadConnectionString('the connection string is not a postgres:// URL')
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, '')) || 'postgres'
-  const host = parsed.hostname === '' ? 'localhost' : parsed.hostname
-  const port = parsed.port === '' ? '5432' : parsed.port
-  const user = decodeURIComponent(parsed.username)
-  const password = decodeURIComponent(parsed.password)
-  const secrets = [
-    url,
-    parsed.password,
-    password,
-    user.length >= 3 ? user : '',
-    parsed.username.length >= 3 ? parsed.username : '',
-  ]
+  const decode = (text: string) => {
+    try {
+      return decodeURIComponent(text)
+    } catch {
+      throw new BadConnectionString('the connection string has a malformed %-escape')
+    }
+  }
+  const database = decode(parsed.pathname.replace(/^\//, '')) || 'postgres'
+  // The driver's words may repeat the host (an internal name, not for logs), the user or the
+  // password: each is taken out. Very short ones are left, as cutting them would garble the words.
+  const secrets = [url, parsed.password, decode(parsed.password)]
+    .concat([parsed.hostname, parsed.host, parsed.username, decode(parsed.username)].filter((s) => s.length >= 3))
     .filter((s) => s !== '')
     .sort((a, b) => b.length - a.length)
   return {
     config: { connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true },
-    location: `postgres ${database} on ${host}:${port}`,
+    location: `postgres database ${database}`,
     secrets,
   }
 }

@@ -58,6 +58,11 @@ import { migrate, parseTarget, redactError, sessionLockKey, type Target } from '
 export interface PostgresStores extends StorePorts {
   /** The host id recorded with every owner lock this instance takes. */
   readonly hostId: string
+  /**
+   * Connects and brings the schema up to date now, rather than at the first call; rejects with an
+   * error whose words hold no secret of the URL and whose `code` is the SQLSTATE or errno.
+   */
+  readonly ready: () => Promise<void>
   /** Ends the pool and the lock connection (releasing every session it holds); later calls are `IoFailed`. */
   readonly close: () => Promise<void>
 }
@@ -768,6 +773,13 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
   return {
     location: target.location,
     hostId,
+    ready: async () => {
+      try {
+        await database()
+      } catch (cause) {
+        throw redactError(target, cause)
+      }
+    },
     sessions,
     runs,
     events,
