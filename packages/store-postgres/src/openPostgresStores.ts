@@ -485,18 +485,13 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
             if (options.expectedHighWater !== undefined && options.expectedHighWater !== rows) {
               return E.left(highWaterConflict(at, options.expectedHighWater, rows))
             }
-            try {
-              await q.query('SAVEPOINT append')
-              await q.query('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES ($1, $2, $3, $4, $5)', [
-                sessionId,
-                runId,
-                rows + 1,
-                event.id,
-                row.right,
-              ])
-            } catch (cause) {
-              if (sqlState(cause) !== UNIQUE_VIOLATION) throw cause
-              await q.query('ROLLBACK TO SAVEPOINT append')
+            // A row id the ledger already holds is a refusal, not an error: nothing is inserted.
+            const inserted = await q.query(
+              'INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES ($1, $2, $3, $4, $5) ' +
+                'ON CONFLICT (session_id, run_id, event_id) DO NOTHING',
+              [sessionId, runId, rows + 1, event.id, row.right],
+            )
+            if (inserted.rowCount === 0) {
               return E.left(invalidRecord('RuntimeEvent', 'the ledger already holds a row with this id'))
             }
             verified.set(`${sessionId}\u0000${runId}`, rows + 1)

@@ -95,6 +95,20 @@ describe('the PostgreSQL database', () => {
   })
 })
 
+describe('the ledger', () => {
+  it('holds an event id once per run: a second row with it is refused, appending nothing', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const [first, second] = conformanceRows(S, 1, 2)
+    await value(s.events.append(S, 'run-1', first!))
+    const again = await failure(s.events.append(S, 'run-1', { ...second!, id: first!.id }))
+    expect(again).toMatchObject({ _tag: 'InvalidRecord' })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual([first])
+    expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
+  })
+})
+
 describe('words about the database', () => {
   it('name the database only: never the URL, its host, user or password', async () => {
     const base = new URL(clusterUrl())
