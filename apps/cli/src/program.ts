@@ -56,6 +56,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '                                       with resume_feature_disabled)',
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
     '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
+    '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible',
   ].join('\n')
 
