@@ -2,7 +2,9 @@
  * The filesystem port of the file stores: the few calls they make, and nothing else. The default is
  * node's `fs/promises`; a test passes a port that fails one chosen call with a chosen errno
  * (`makeFaultInjectingFs`), so every write step can be proven to fail closed without filling a disk.
+ * `syncStoreFs` makes the same calls synchronously, for a short-lived command (decision 68).
  */
+import * as fs from 'node:fs'
 import type { Dirent } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 
@@ -85,4 +87,53 @@ export const nodeStoreFs: StoreFs = {
   readdir: (path) => fsp.readdir(path, { withFileTypes: true }),
   lstat: (path) => fsp.lstat(path),
   realpath: (path) => fsp.realpath(path),
+}
+
+// A closed descriptor number can be reused by the next open: a call on a closed file must never reach it.
+const badDescriptor = (syscall: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`EBADF: file already closed, ${syscall}`), { code: 'EBADF', errno: -9, syscall })
+
+const syncFile = (fd: number): StoreFile => {
+  let open = true
+  const live = (syscall: string): number => {
+    if (!open) throw badDescriptor(syscall)
+    return fd
+  }
+  return {
+    write: async (buffer, offset, length) => ({ bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }),
+    read: async (buffer, offset, length, position) => ({
+      bytesRead: fs.readSync(live('read'), buffer, offset, length, position),
+    }),
+    stat: async () => fs.fstatSync(live('fstat')),
+    truncate: async (length) => fs.ftruncateSync(live('ftruncate'), length),
+    sync: async () => fs.fsyncSync(live('fsync')),
+    chmod: async (mode) => fs.fchmodSync(live('fchmod'), mode),
+    close: async () => {
+      if (!open) return
+      open = false
+      fs.closeSync(fd)
+    },
+  }
+}
+
+/**
+ * The real filesystem through node's synchronous calls, behind the same promises (a failure is a
+ * rejection with the same errno). Each call runs on the caller's thread instead of a round trip
+ * through libuv's thread pool; the stores make the same calls in the same order, so what is durable,
+ * and when, does not change. It blocks the event loop for the length of each call (an fsync
+ * included): for a command that runs and exits, not for a process that must stay responsive.
+ * @category constructors
+ */
+export const syncStoreFs: StoreFs = {
+  open: async (path, flags, mode) => syncFile(fs.openSync(path, flags, mode)),
+  link: async (existing, target) => fs.linkSync(existing, target),
+  rename: async (from, to) => fs.renameSync(from, to),
+  mkdir: async (path, mode) => {
+    fs.mkdirSync(path, { mode })
+  },
+  chmod: async (path, mode) => fs.chmodSync(path, mode),
+  unlink: async (path) => fs.unlinkSync(path),
+  readdir: async (path) => fs.readdirSync(path, { withFileTypes: true }),
+  lstat: async (path) => fs.lstatSync(path),
+  realpath: async (path) => fs.realpathSync.native(path),
 }
