@@ -100,7 +100,12 @@ const syncFile = (fd: number): StoreFile => {
     return fd
   }
   return {
-    write: async (buffer, offset, length) => ({ bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }),
+    write: async (buffer, offset, length) => {
+      // Every write waits for a turn of the event loop first, as a write through the thread pool did,
+      // so a signal that arrives while the stores work (a second Ctrl+C) is handled before more data lands.
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
+    },
     read: async (buffer, offset, length, position) => ({
       bytesRead: fs.readSync(live('read'), buffer, offset, length, position),
     }),
@@ -121,7 +126,8 @@ const syncFile = (fd: number): StoreFile => {
  * rejection with the same errno). Each call runs on the caller's thread instead of a round trip
  * through libuv's thread pool; the stores make the same calls in the same order, so what is durable,
  * and when, does not change. It blocks the event loop for the length of each call (an fsync
- * included): for a command that runs and exits, not for a process that must stay responsive.
+ * included), and gives it a turn before each write: for a command that runs and exits, not for a process
+ * that must stay responsive.
  * @category constructors
  */
 export const syncStoreFs: StoreFs = {
