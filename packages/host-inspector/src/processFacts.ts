@@ -61,8 +61,8 @@ const isValidPid = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 
 // procfs files are made by the kernel as they are read, never fetched from a disk: a synchronous read
 // takes microseconds, where `readFile` makes four round trips through libuv's thread pool (a cold
 // command reads five of them). Failures stay rejections.
-const readProcBytes = async (path: string): Promise<Buffer> => readFileSync(path)
-const readProcText = async (path: string): Promise<string> => readFileSync(path, 'utf8')
+const readProcBytes = (path: string): Promise<Buffer> => new Promise((resolve) => resolve(readFileSync(path)))
+const readProcText = (path: string): Promise<string> => new Promise((resolve) => resolve(readFileSync(path, 'utf8')))
 
 const run = (file: string, args: ReadonlyArray<string>): Promise<string | null> =>
   new Promise((resolve) => {

@@ -93,6 +93,9 @@ export const nodeStoreFs: StoreFs = {
 const badDescriptor = (syscall: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`EBADF: file already closed, ${syscall}`), { code: 'EBADF', errno: -9, syscall })
 
+// A synchronous call as a promise: its throw becomes the rejection.
+const settle = <A>(call: () => A): Promise<A> => new Promise((resolve) => resolve(call()))
+
 const syncFile = (fd: number): StoreFile => {
   let open = true
   const live = (syscall: string): number => {
@@ -106,18 +109,18 @@ const syncFile = (fd: number): StoreFile => {
       await new Promise<void>((resolve) => setImmediate(resolve))
       return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
     },
-    read: async (buffer, offset, length, position) => ({
-      bytesRead: fs.readSync(live('read'), buffer, offset, length, position),
-    }),
-    stat: async () => fs.fstatSync(live('fstat')),
-    truncate: async (length) => fs.ftruncateSync(live('ftruncate'), length),
-    sync: async () => fs.fsyncSync(live('fsync')),
-    chmod: async (mode) => fs.fchmodSync(live('fchmod'), mode),
-    close: async () => {
-      if (!open) return
-      open = false
-      fs.closeSync(fd)
-    },
+    read: (buffer, offset, length, position) =>
+      settle(() => ({ bytesRead: fs.readSync(live('read'), buffer, offset, length, position) })),
+    stat: () => settle(() => fs.fstatSync(live('fstat'))),
+    truncate: (length) => settle(() => fs.ftruncateSync(live('ftruncate'), length)),
+    sync: () => settle(() => fs.fsyncSync(live('fsync'))),
+    chmod: (mode) => settle(() => fs.fchmodSync(live('fchmod'), mode)),
+    close: () =>
+      settle(() => {
+        if (!open) return
+        open = false
+        fs.closeSync(fd)
+      }),
   }
 }
 
@@ -131,15 +134,16 @@ const syncFile = (fd: number): StoreFile => {
  * @category constructors
  */
 export const syncStoreFs: StoreFs = {
-  open: async (path, flags, mode) => syncFile(fs.openSync(path, flags, mode)),
-  link: async (existing, target) => fs.linkSync(existing, target),
-  rename: async (from, to) => fs.renameSync(from, to),
-  mkdir: async (path, mode) => {
-    fs.mkdirSync(path, { mode })
-  },
-  chmod: async (path, mode) => fs.chmodSync(path, mode),
-  unlink: async (path) => fs.unlinkSync(path),
-  readdir: async (path) => fs.readdirSync(path, { withFileTypes: true }),
-  lstat: async (path) => fs.lstatSync(path),
-  realpath: async (path) => fs.realpathSync.native(path),
+  open: (path, flags, mode) => settle(() => syncFile(fs.openSync(path, flags, mode))),
+  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
+  rename: (from, to) => settle(() => fs.renameSync(from, to)),
+  mkdir: (path, mode) =>
+    settle(() => {
+      fs.mkdirSync(path, { mode })
+    }),
+  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
+  unlink: (path) => settle(() => fs.unlinkSync(path)),
+  readdir: (path) => settle(() => fs.readdirSync(path, { withFileTypes: true })),
+  lstat: (path) => settle(() => fs.lstatSync(path)),
+  realpath: (path) => settle(() => fs.realpathSync.native(path)),
 }
