@@ -45,6 +45,31 @@ const preferEsModules = {
   },
 }
 
+// `node:child_process` (with `node:net` and the stream classes under it) is a few milliseconds of a
+// cold start, and commander requires it at load for executable subcommands the program never has; the
+// host inspector and the shell tool call it only when a process must be asked or spawned. Its
+// importers get functions that load it on their first call.
+const CHILD_PROCESS_CALLS = ['spawn', 'spawnSync', 'exec', 'execSync', 'execFile', 'execFileSync', 'fork']
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(plugin) {
+    plugin.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+      args.namespace === 'lazy-builtin'
+        ? { path: 'node:child_process', external: true }
+        : { path: 'child_process', namespace: 'lazy-builtin' },
+    )
+    plugin.onLoad({ filter: /.*/, namespace: 'lazy-builtin' }, () => ({
+      contents: [
+        `let loaded`,
+        `const load = () => (loaded ??= require('node:child_process'))`,
+        ...CHILD_PROCESS_CALLS.map((name) => `export const ${name} = (...args) => load().${name}(...args)`),
+      ].join('\n'),
+      loader: 'js',
+      resolveDir: root,
+    }))
+  },
+}
+
 // The shared file of exit codes and error classes, referred to from `dist/` (the program) or from
 // `dist/chunks/` (the commands).
 const sharedExitCode = (fromChunks) => ({
@@ -111,7 +136,7 @@ const standalone = await build({
   // `vm.Script` has no stable way to run `import()`: the OpenAI client, loaded when a run first calls
   // the model, is required instead (the package ships CommonJS beside its ES modules).
   supported: { 'dynamic-import': false },
-  plugins: [preferEsModules, sharedExitCode(true)],
+  plugins: [preferEsModules, sharedExitCode(true), lazyChildProcess],
   entryPoints: entries(commands.filter((name) => STANDALONE.has(name))),
   outdir: 'dist/chunks',
   entryNames: '[name]-[hash]',
@@ -126,7 +151,7 @@ const standaloneFiles = new Map(
 await Promise.all([
   build({
     ...common,
-    plugins: [sharedExitCode(false), lazyCommands(standaloneFiles)],
+    plugins: [sharedExitCode(false), lazyCommands(standaloneFiles), lazyChildProcess],
     entryPoints: { bin: 'src/bin.ts' },
     outdir: 'dist',
   }),

@@ -49,8 +49,10 @@ export const trapInterrupts = (options: {
     })
   let first: InterruptSignal | null = null
   let cancelling: string | null = null
+  let exited = false
   const interrupt = (signal: InterruptSignal): void => {
     if (first !== null) {
+      exited = true
       exitNow(
         exitCodeOfSignal(first),
         cancelling === null
@@ -60,8 +62,14 @@ export const trapInterrupts = (options: {
       return
     }
     first = signal
-    cancelling = options.cancel()
-    if (cancelling === null) exitNow(exitCodeOfSignal(signal), 'maka: interrupted.')
+    // Signals that arrive together are handled in one turn of the event loop, with the microtasks in
+    // between; a cancel whose writes are synchronous (decision 68) could finish there, before the
+    // second is seen. Starting it on the next turn keeps two signals at once meaning "exit now".
+    setImmediate(() => {
+      if (exited) return
+      cancelling = options.cancel()
+      if (cancelling === null) exitNow(exitCodeOfSignal(signal), 'maka: interrupted.')
+    })
   }
   const onSigint = () => interrupt('SIGINT')
   const onSigterm = () => interrupt('SIGTERM')

@@ -204,8 +204,12 @@ describe('processFacts', () => {
           const original = cp[name]
           cp[name] = (file, ...rest) => { started.push(file); return original(file, ...rest) }
         }
+        // procfs is read on the caller's thread (readFileSync); count the promise reads too, should any return.
+        const fs = createRequire(import.meta.url)('node:fs')
         const fsp = createRequire(import.meta.url)('node:fs/promises')
         const read = []
+        const readFileSync = fs.readFileSync
+        fs.readFileSync = (path, ...rest) => { read.push(String(path)); return readFileSync(path, ...rest) }
         const readFile = fsp.readFile
         fsp.readFile = (path, ...rest) => { read.push(String(path)); return readFile(path, ...rest) }
         syncBuiltinESMExports()

@@ -7,7 +7,7 @@
  * no identity, and it may never declare a live background process dead.
  */
 import { execFile } from 'node:child_process'
-import { readFile } from 'node:fs/promises'
+import { readFileSync } from 'node:fs'
 import type { ProcessIdentity } from '@maka/events'
 import { errnoCode } from '@maka/stores'
 
@@ -58,6 +58,12 @@ const DEAD: ProcessProbe = { state: 'dead' }
 
 const isValidPid = (pid: number): boolean => Number.isSafeInteger(pid) && pid > 0
 
+// procfs files are made by the kernel as they are read, never fetched from a disk: a synchronous read
+// takes microseconds, where `readFile` makes four round trips through libuv's thread pool (a cold
+// command reads five of them). Failures stay rejections.
+const readProcBytes = (path: string): Promise<Buffer> => new Promise((resolve) => resolve(readFileSync(path)))
+const readProcText = (path: string): Promise<string> => new Promise((resolve) => resolve(readFileSync(path, 'utf8')))
+
 const run = (file: string, args: ReadonlyArray<string>): Promise<string | null> =>
   new Promise((resolve) => {
     try {
@@ -106,7 +112,7 @@ const clockTicksFromGetconf = (): Promise<number> =>
 // lock); `getconf` stays the fallback where auxv is unreadable or its words are not read here, and 100
 // (the Linux default) the last resort.
 const clockTicksPerSecond = (): Promise<number> => {
-  clockTicks ??= readFile('/proc/self/auxv').then(
+  clockTicks ??= readProcBytes('/proc/self/auxv').then(
     (auxv) => (AUXV_64_LE ? clockTicksFromAuxv(auxv) : null) ?? clockTicksFromGetconf(),
     () => clockTicksFromGetconf(),
   )
@@ -116,7 +122,7 @@ const clockTicksPerSecond = (): Promise<number> => {
 let procfs: Promise<boolean> | undefined
 
 const hasProcfs = (): Promise<boolean> => {
-  procfs ??= readFile('/proc/self/stat', 'utf8').then(
+  procfs ??= readProcText('/proc/self/stat').then(
     () => true,
     () => false,
   )
@@ -127,7 +133,7 @@ const hasProcfs = (): Promise<boolean> => {
 // drift from what another process computes after a clock adjustment.
 const bootTimeMs = async (): Promise<number | null> => {
   try {
-    const match = /^btime\s+(\d+)\s*$/m.exec(await readFile('/proc/stat', 'utf8'))
+    const match = /^btime\s+(\d+)\s*$/m.exec(await readProcText('/proc/stat'))
     return match?.[1] === undefined ? null : Number(match[1]) * 1000
   } catch {
     return null
@@ -138,7 +144,7 @@ let bootIdRead: Promise<string | null> | undefined
 
 // The boot id names one boot of the kernel; no process outlives it, so one read per process is enough.
 const readBootId = (): Promise<string | null> => {
-  bootIdRead ??= readFile('/proc/sys/kernel/random/boot_id', 'utf8').then(
+  bootIdRead ??= readProcText('/proc/sys/kernel/random/boot_id').then(
     (text) => (text.trim().length > 0 ? text.trim() : null),
     () => null,
   )
@@ -148,7 +154,7 @@ const readBootId = (): Promise<string | null> => {
 const probeLinux = async (pid: number): Promise<ProcessProbe> => {
   let stat: string
   try {
-    stat = await readFile(`/proc/${pid}/stat`, 'utf8')
+    stat = await readProcText(`/proc/${pid}/stat`)
   } catch {
     // hidepid can hide another user's live process from /proc while kill(0) still reports it.
     return isProcessAlive(pid) ? { state: 'alive', startedAt: null } : DEAD

@@ -2,7 +2,9 @@
  * The filesystem port of the file stores: the few calls they make, and nothing else. The default is
  * node's `fs/promises`; a test passes a port that fails one chosen call with a chosen errno
  * (`makeFaultInjectingFs`), so every write step can be proven to fail closed without filling a disk.
+ * `syncStoreFs` makes the same calls synchronously, for a short-lived command (decision 68).
  */
+import * as fs from 'node:fs'
 import type { Dirent } from 'node:fs'
 import * as fsp from 'node:fs/promises'
 
@@ -85,4 +87,63 @@ export const nodeStoreFs: StoreFs = {
   readdir: (path) => fsp.readdir(path, { withFileTypes: true }),
   lstat: (path) => fsp.lstat(path),
   realpath: (path) => fsp.realpath(path),
+}
+
+// A closed descriptor number can be reused by the next open: a call on a closed file must never reach it.
+const badDescriptor = (syscall: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`EBADF: file already closed, ${syscall}`), { code: 'EBADF', errno: -9, syscall })
+
+// A synchronous call as a promise: its throw becomes the rejection.
+const settle = <A>(call: () => A): Promise<A> => new Promise((resolve) => resolve(call()))
+
+const syncFile = (fd: number): StoreFile => {
+  let open = true
+  const live = (syscall: string): number => {
+    if (!open) throw badDescriptor(syscall)
+    return fd
+  }
+  return {
+    write: async (buffer, offset, length) => {
+      // Every write waits for a turn of the event loop first, as a write through the thread pool did,
+      // so a signal that arrives while the stores work (a second Ctrl+C) is handled before more data lands.
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
+    },
+    read: (buffer, offset, length, position) =>
+      settle(() => ({ bytesRead: fs.readSync(live('read'), buffer, offset, length, position) })),
+    stat: () => settle(() => fs.fstatSync(live('fstat'))),
+    truncate: (length) => settle(() => fs.ftruncateSync(live('ftruncate'), length)),
+    sync: () => settle(() => fs.fsyncSync(live('fsync'))),
+    chmod: (mode) => settle(() => fs.fchmodSync(live('fchmod'), mode)),
+    close: () =>
+      settle(() => {
+        if (!open) return
+        open = false
+        fs.closeSync(fd)
+      }),
+  }
+}
+
+/**
+ * The real filesystem through node's synchronous calls, behind the same promises (a failure is a
+ * rejection with the same errno). Each call runs on the caller's thread instead of a round trip
+ * through libuv's thread pool; the stores make the same calls in the same order, so what is durable,
+ * and when, does not change. It blocks the event loop for the length of each call (an fsync
+ * included), and gives it a turn before each write: for a command that runs and exits, not for a process
+ * that must stay responsive.
+ * @category constructors
+ */
+export const syncStoreFs: StoreFs = {
+  open: (path, flags, mode) => settle(() => syncFile(fs.openSync(path, flags, mode))),
+  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
+  rename: (from, to) => settle(() => fs.renameSync(from, to)),
+  mkdir: (path, mode) =>
+    settle(() => {
+      fs.mkdirSync(path, { mode })
+    }),
+  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
+  unlink: (path) => settle(() => fs.unlinkSync(path)),
+  readdir: (path) => settle(() => fs.readdirSync(path, { withFileTypes: true })),
+  lstat: (path) => settle(() => fs.lstatSync(path)),
+  realpath: (path) => settle(() => fs.realpathSync.native(path)),
 }

@@ -6,7 +6,7 @@
  */
 export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'
 export { type StorePorts } from './StorePorts.js'
-export { nodeStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
+export { nodeStoreFs, syncStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
 export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'

@@ -9,11 +9,13 @@ import {
   makeFileStores,
   nodeStoreFs,
   ownerLockPath,
+  syncStoreFs,
   runHeaderPath,
   type Fault,
   type FaultInjectingFs,
   type FileStores,
   type StoreError,
+  type StoreFs,
 } from '../src/index.js'
 import {
   claimAndHeader,
@@ -48,8 +50,8 @@ interface Given {
   readonly dataDir: string
 }
 
-const given = async (setup: (stores: FileStores) => Promise<void>): Promise<Given> => {
-  const fs = makeFaultInjectingFs(nodeStoreFs)
+const given = async (setup: (stores: FileStores) => Promise<void>, base: StoreFs = nodeStoreFs): Promise<Given> => {
+  const fs = makeFaultInjectingFs(base)
   const stores = makeFileStores(await makeTempRoot(), { fs })
   await setup(stores)
   return { stores, fs, dataDir: stores.dataDir }
@@ -274,30 +276,38 @@ const cases: ReadonlyArray<Case> = [
   },
 ]
 
-describe('stores under injected filesystem faults', () => {
-  for (const c of cases) {
-    describe(`when ${c.name} fails`, () => {
-      for (const code of ERRNOS) {
-        it(`${code}: IoFailed names the operation and the errno, and the disk holds only committed data`, async () => {
-          const g = await given(c.setup)
-          const before = await tree(g.dataDir)
-          g.fs.arm({ ...c.fault, code })
-          const error = await c.act(g.stores)
-          g.fs.disarm()
-          expect(g.fs.injected.length).toBeGreaterThan(0)
-          expect(error).toMatchObject({ _tag: 'IoFailed', operation: c.operation, code, subject: c.subject })
-          expect(error.message).toBe(`could not ${c.subject}: ${DETAIL[code]} (${code} at ${c.operation})`)
-          const after = await tree(g.dataDir)
-          const allowed = new Set([...Object.keys(before), ...(c.mayAdd ?? [])])
-          // Nothing that existed changed, nothing was added beyond the committed facts listed.
-          for (const [path, digest] of Object.entries(before)) expect(after[path], path).toBe(digest)
-          for (const path of Object.keys(after)) expect(allowed.has(path), `unexpected ${path}`).toBe(true)
-          if (c.retry !== undefined) await c.retry(g.stores)
-        })
-      }
-    })
-  }
+// The same calls made synchronously (the CLI's short-lived commands, decision 68) must fail the same way.
+for (const [label, base] of [
+  ['fs/promises', nodeStoreFs],
+  ['synchronous calls', syncStoreFs],
+] as const) {
+  describe(`stores under injected filesystem faults (${label})`, () => {
+    for (const c of cases) {
+      describe(`when ${c.name} fails`, () => {
+        for (const code of ERRNOS) {
+          it(`${code}: IoFailed names the operation and the errno, and the disk holds only committed data`, async () => {
+            const g = await given(c.setup, base)
+            const before = await tree(g.dataDir)
+            g.fs.arm({ ...c.fault, code })
+            const error = await c.act(g.stores)
+            g.fs.disarm()
+            expect(g.fs.injected.length).toBeGreaterThan(0)
+            expect(error).toMatchObject({ _tag: 'IoFailed', operation: c.operation, code, subject: c.subject })
+            expect(error.message).toBe(`could not ${c.subject}: ${DETAIL[code]} (${code} at ${c.operation})`)
+            const after = await tree(g.dataDir)
+            const allowed = new Set([...Object.keys(before), ...(c.mayAdd ?? [])])
+            // Nothing that existed changed, nothing was added beyond the committed facts listed.
+            for (const [path, digest] of Object.entries(before)) expect(after[path], path).toBe(digest)
+            for (const path of Object.keys(after)) expect(allowed.has(path), `unexpected ${path}`).toBe(true)
+            if (c.retry !== undefined) await c.retry(g.stores)
+          })
+        }
+      })
+    }
+  })
+}
 
+describe('stores under injected filesystem faults', () => {
   describe('when the claim file is committed but its target header is not', () => {
     it('keeps the claim file byte for byte as the claim, and a retry is a ClaimConflict', async () => {
       const g = await given(withRows)

@@ -17,7 +17,7 @@ import { openDataDir } from './commandContext.js'
 export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
-  const { dataDir, stores, verbose } = await openDataDir(globals, 'write')
+  const { dataDir, stores, verbose } = await openDataDir(globals, 'write', 'async')
   const choice = await readProviderChoice(flags)
   if (process.stdin.isTTY !== true)
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')

@@ -2,7 +2,7 @@
  * The context most commands start from: the checked data directory, file stores over it for
  * read-only views, the verbose log, the startup recovery pass and stdout writers.
  */
-import { makeFileStores, type StorePorts } from '@maka/stores'
+import { makeFileStores, nodeStoreFs, syncStoreFs, type StorePorts } from '@maka/stores'
 import type { RunObserver, Runtime } from '@maka/executor'
 import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
@@ -32,16 +32,33 @@ export const verboseNote = (verbose: boolean) => (message: string) => {
 }
 
 /**
+ * How a command's file stores reach the disk: `sync` for a command that runs and exits (each call on
+ * the main thread, no thread-pool round trip: decision 68), `async` for one that must stay responsive
+ * while it writes (the chat's terminal UI, the desktop host) or that overlaps many sessions' I/O (`recover`).
+ * @category models
+ */
+export type StoreIo = 'sync' | 'async'
+
+/**
  * Resolves and checks the data directory for a read or a write command.
  * @category constructors
  */
-export const openDataDir = async (globals: GlobalFlags, mode: 'read' | 'write'): Promise<Workspace> => {
+export const openDataDir = async (
+  globals: GlobalFlags,
+  mode: 'read' | 'write',
+  io: StoreIo = 'sync',
+): Promise<Workspace> => {
   const spec = chooseStore(globals.store)
   const verbose = globals.verbose === true
   const note = verboseNote(verbose)
   if (spec === null || spec.kind === 'jsonl') {
     const dataDir = await checkDataDir(spec === null ? resolveDataDir(globals.dataDir) : spec.dir, mode)
-    return { dataDir, stores: makeFileStores(dataDir.path), note, verbose }
+    return {
+      dataDir,
+      stores: makeFileStores(dataDir.path, { fs: io === 'sync' ? syncStoreFs : nodeStoreFs }),
+      note,
+      verbose,
+    }
   }
   note(`store ${describeStore(spec)}`)
   const exists = spec.kind === 'sqlite' ? await sqliteFileExists(spec.file) : true

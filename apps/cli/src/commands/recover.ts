@@ -17,7 +17,7 @@ import { openDataDir, say, sayJson } from './commandContext.js'
  * @category constructors
  */
 export const recover = async (flags: JsonFlag, globals: GlobalFlags): Promise<ExitCode> => {
-  const { dataDir, stores, verbose } = await openDataDir(globals, 'read')
+  const { dataDir, stores, verbose } = await openDataDir(globals, 'read', 'async')
   let actions: ReadonlyArray<RecoveryAction> = []
   if (dataDir.exists) {
     const { runtime } = composeRuntime({

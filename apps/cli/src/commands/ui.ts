@@ -46,7 +46,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const port = parsePort(flags.port)
   checkProviderFlags(flags)
   const choice = await readProviderChoice(flags)
-  const workspace = await openDataDir(globals, 'write')
+  const workspace = await openDataDir(globals, 'write', 'async')
   const safeResume = safeBoundaryResumeFromEnv()
   const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/desktop')
   const messages = makeMessageHub()
