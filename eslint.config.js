@@ -3,6 +3,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import { importX } from 'eslint-plugin-import-x'
 
+const BRANDS = '/^(SessionId|RunId|ShellRunId|NonEmptyString|NonNegativeInt|FiniteNumber|IsoTimestamp|AbsolutePath)$/'
 const pureCore = ['packages/events/src/**/*.ts', 'packages/projection/src/**/*.ts', 'packages/planner/src/**/*.ts']
 
 export default tseslint.config(
@@ -19,6 +20,28 @@ export default tseslint.config(
       '@typescript-eslint/prefer-readonly': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'import-x/no-cycle': 'error',
+    },
+  },
+  {
+    // A brand is given by a codec (`X.is`, `X.decode`) or by a named `make…Unsafe` constructor of
+    // @maka/events — never by an `as` cast, which would erase what was checked (decisions 60).
+    ignores: ['packages/events/src/ids.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `TSAsExpression > TSTypeReference[typeName.name=${BRANDS}]`,
+          message: 'Brand with the codec or a make…Unsafe constructor of @maka/events, not a cast.',
+        },
+        {
+          selector: `TSAsExpression > TSTypeReference[typeName.name=/^(Readonly)?Array$/] TSTypeReference[typeName.name=${BRANDS}]`,
+          message: 'Brand with the codec or a make…Unsafe constructor of @maka/events, not a cast.',
+        },
+        {
+          selector: 'TSAsExpression > TSIndexedAccessType',
+          message: 'A cast to a field type is a brand cast: use the codec or a make…Unsafe constructor.',
+        },
+      ],
     },
   },
   {

@@ -24,7 +24,13 @@ export {
   type AbandonedClaimRepair,
   decideAbandonedClaim,
 } from './decideRecovery.js'
-export { type ProviderIdentity, type TurnStartInput, type TurnStart, decideTurnStart } from './decideTurnStart.js'
+export {
+  type ProviderIdentity,
+  type TurnStartInput,
+  type TurnStart,
+  decideTurnStart,
+  providerIdentityOf,
+} from './decideTurnStart.js'
 export {
   type ApprovedContinuation,
   type ContinuationInput,

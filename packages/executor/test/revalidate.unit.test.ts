@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
+import {
+  makeAbsolutePathUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import type { HostFacts } from '@maka/planner'
@@ -95,7 +101,7 @@ const cases: ReadonlyArray<Case> = [
   {
     code: 'source_identity_changed',
     change: 'the header names another turn',
-    observed: { ...baseline, sourceHeader: { ...header, turnId: 'turn-9' as AgentRun['turnId'] } },
+    observed: { ...baseline, sourceHeader: { ...header, turnId: makeNonEmptyStringUnsafe('turn-9') } },
   },
   {
     code: 'source_terminal_changed',
@@ -115,7 +121,7 @@ const cases: ReadonlyArray<Case> = [
   {
     code: 'source_ledger_identity_changed',
     change: 'the partial row now carries another invocation id (partial rows are never replayed)',
-    observed: withLedger(withRow(1, (row) => ({ ...row, invocationId: 'inv-9' as RuntimeEvent['invocationId'] }))),
+    observed: withLedger(withRow(1, (row) => ({ ...row, invocationId: makeNonEmptyStringUnsafe('inv-9') }))),
   },
   {
     code: 'source_replay_changed',
@@ -169,7 +175,7 @@ describe('revalidate', () => {
 
     it('accepts a header cwd recorded with a trailing separator', () => {
       expect(
-        revalidate(plan, { ...baseline, sourceHeader: { ...header, cwd: '/work/space/' as AgentRun['cwd'] } }),
+        revalidate(plan, { ...baseline, sourceHeader: { ...header, cwd: makeAbsolutePathUnsafe('/work/space/') } }),
       ).toEqual([])
     })
   })
@@ -212,7 +218,7 @@ describe('revalidate', () => {
         ...withFacts({ availableToolNames: [], currentCwd: '/elsewhere' }),
         targetRunExists: true,
         existingBoundaryHolder: 'run-7',
-        sourceHeader: { ...header, turnId: 'turn-9' as AgentRun['turnId'] },
+        sourceHeader: { ...header, turnId: makeNonEmptyStringUnsafe('turn-9') },
       }
 
       expect(revalidate(plan, observed)).toEqual([
