@@ -56,6 +56,19 @@ export default tseslint.config(
           ],
         },
       ],
+      // The core may name a shell package's types (the store owns what a ledger read is), never load it.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@maka/stores', '@maka/stores/*', '@maka/host-inspector', '@maka/executor'],
+              allowTypeImports: true,
+              message: 'The pure core imports the shell for types only.',
+            },
+          ],
+        },
+      ],
       'no-restricted-globals': ['error', 'process', 'setTimeout', 'setInterval'],
       'no-restricted-properties': [
         'error',

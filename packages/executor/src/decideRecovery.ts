@@ -16,15 +16,7 @@ import {
   makeTerminalEvent,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-
-/**
- * The part of a ledger read recovery needs.
- * @category models
- */
-export interface RecoveryLedger {
-  readonly events: ReadonlyArray<RuntimeEvent>
-  readonly problem: { readonly _tag: string; readonly line: number } | null
-}
+import type { LedgerSnapshot } from '@maka/stores'
 
 /**
  * What recovery must do for one run.
@@ -97,7 +89,7 @@ const recoveredTerminal = (
  */
 export const decideRunRecovery = (
   header: AgentRun,
-  ledger: RecoveryLedger,
+  ledger: LedgerSnapshot,
   stamp: RecoveryStamp,
 ): RunRecoveryDecision => {
   if (ledger.problem !== null) {

@@ -15,7 +15,6 @@ export {
   type ContinuationRejectionCode,
 } from './RuntimeDeps.js'
 export {
-  type RecoveryLedger,
   type RunRecoveryDecision,
   type RecoveryStamp,
   decideRunRecovery,

@@ -13,6 +13,7 @@ import {
 } from '@maka/events'
 import type { Continuation, HostFacts } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
+import type { LedgerSnapshot } from '@maka/stores'
 
 /**
  * What the executor re-read from durable state and the host just before claiming.
@@ -22,11 +23,7 @@ export interface RevalidationObservation {
   /** The source header, or null when it can no longer be read. */
   readonly sourceHeader: AgentRun | null
   /** The source ledger, or null when it can no longer be read. */
-  readonly ledger: {
-    readonly events: ReadonlyArray<RuntimeEvent>
-    readonly highWater: number
-    readonly problem: { readonly _tag: string } | null
-  } | null
+  readonly ledger: LedgerSnapshot | null
   /** Fresh host facts, or null when they cannot be observed. */
   readonly facts: HostFacts | null
   /** The run that already holds this boundary (by header or claim), if any. */

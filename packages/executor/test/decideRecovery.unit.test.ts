@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { makeFiniteNumberUnsafe, makeIsoTimestampUnsafe, makeNonEmptyStringUnsafe } from '@maka/events'
 import type { AgentRun, ContinuationClaim, RunStatus, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { decideAbandonedClaim, decideRunRecovery, type RecoveryLedger, type RunRecoveryDecision } from '../src/index.js'
+import { type LedgerSnapshot, emptyLedgerSnapshot } from '@maka/stores'
+import { decideAbandonedClaim, decideRunRecovery, type RunRecoveryDecision } from '../src/index.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'inv-1', runId: 'run-1', turnId: 'turn-1' }
 
@@ -24,7 +25,12 @@ const stamp = {
   eventId: makeNonEmptyStringUnsafe('run-1-e99'),
 }
 
-const ledgerOf = (events: ReadonlyArray<RuntimeEvent>): RecoveryLedger => ({ events, problem: null })
+const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, problem: LedgerSnapshot['problem'] = null): LedgerSnapshot => ({
+  ...emptyLedgerSnapshot,
+  events,
+  highWater: events.length,
+  problem,
+})
 
 /** user → call → response: an interrupted prefix with no terminal event. */
 const interruptedRows = () => {
@@ -187,7 +193,7 @@ describe('decideRunRecovery', () => {
       const { rows } = interruptedRows()
       const decision = decideRunRecovery(
         headerWith('running'),
-        { events: rows, problem: { _tag: 'Unreadable', line: 3 } },
+        ledgerOf(rows, { _tag: 'Unreadable', line: 3, reason: 'not JSON' }),
         stamp,
       )
 
@@ -198,7 +204,7 @@ describe('decideRunRecovery', () => {
       const { rows } = interruptedRows()
       const decision = decideRunRecovery(
         headerWith('completed'),
-        { events: rows, problem: { _tag: 'IdentityMismatch', line: 2 } },
+        ledgerOf(rows, { _tag: 'IdentityMismatch', line: 2, field: 'runId' }),
         stamp,
       )
 

@@ -8,6 +8,7 @@ import {
 } from '@maka/events'
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
+import { type LedgerSnapshot, emptyLedgerSnapshot } from '@maka/stores'
 import type { HostFacts } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import type { Continuation } from '@maka/planner'
@@ -70,7 +71,7 @@ const facts: HostFacts = {
 
 const baseline: RevalidationObservation = {
   sourceHeader: header,
-  ledger: { events: rows, highWater: rows.length, problem: null },
+  ledger: { ...emptyLedgerSnapshot, events: rows, highWater: rows.length },
   facts,
   existingBoundaryHolder: null,
   targetRunExists: false,
@@ -81,7 +82,7 @@ const withRow = (index: number, change: (row: RuntimeEvent) => RuntimeEvent): Re
 
 const withLedger = (events: ReadonlyArray<RuntimeEvent>, highWater = events.length): RevalidationObservation => ({
   ...baseline,
-  ledger: { events, highWater, problem: null },
+  ledger: { ...emptyLedgerSnapshot, events, highWater },
 })
 
 const withFacts = (change: Partial<HostFacts>): RevalidationObservation => ({
@@ -198,7 +199,12 @@ describe('revalidate', () => {
     it('rejects an unreadable ledger as source_replay_changed (and terminal changed: it is past the bad row)', () => {
       // The store hands back only the rows before the bad line, so the terminal event is no longer
       // seen either: both codes follow from the one corruption.
-      const ledger = { events: rows.slice(0, 2), highWater: 5, problem: { _tag: 'Unreadable' } }
+      const ledger: LedgerSnapshot = {
+        ...emptyLedgerSnapshot,
+        events: rows.slice(0, 2),
+        highWater: 5,
+        problem: { _tag: 'Unreadable', line: 3, reason: 'not JSON' },
+      }
       expect(revalidate(plan, { ...baseline, ledger })).toEqual(['source_terminal_changed', 'source_replay_changed'])
     })
 
