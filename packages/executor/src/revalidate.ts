@@ -11,7 +11,7 @@ import {
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-import type { Continuation, HostFacts } from '@maka/planner'
+import { type Continuation, type HostFacts, sameCwd } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import type { LedgerSnapshot } from '@maka/stores'
 
@@ -46,8 +46,6 @@ const ORDER: ReadonlyArray<ExecutionRejection> = [
   'continuation_claim_conflict',
   'target_run_conflict',
 ]
-
-const withoutTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
 
 /**
  * Structural equality of plain JSON data (what ledgers and plans are made of).
@@ -98,7 +96,7 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
   if (header !== null && ledger !== null && !terminalIsIntact(header, ledger.events, plan.sourceRuntimeContext)) {
     found.add('source_terminal_changed')
   }
-  if (header !== null && (facts === null || withoutTrailingSeparator(header.cwd) !== facts.currentCwd)) {
+  if (header !== null && (facts === null || !sameCwd(header.cwd, facts.currentCwd))) {
     found.add('source_cwd_changed')
   }
   if (ledger === null || ledger.problem !== null) {

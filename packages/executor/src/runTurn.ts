@@ -13,6 +13,7 @@ import {
   describeParkReason,
 } from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
+import { normalizeCwd } from '@maka/planner'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
@@ -21,8 +22,6 @@ import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import { rowStamp } from './runWriter.js'
 import type { TurnRequest, TurnResult } from './Runtime.js'
 import { describeSessionHistoryProblem, loadSessionHistory } from './sessionMemory.js'
-
-const stripTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
 
 const workspaceUnavailable: TurnResult = {
   _tag: 'Refused',
@@ -54,7 +53,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     if (existing.left._tag !== 'NotFound') return E.left(storeRefusal(existing.left))
     let cwd: string
     try {
-      cwd = stripTrailingSeparator(await realpath(requestedCwd))
+      cwd = normalizeCwd(await realpath(requestedCwd))
     } catch {
       return E.left(workspaceUnavailable)
     }

@@ -3,7 +3,7 @@
  * (Either's monad): each needs the previous one to have passed, and the first failure is the
  * plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
  */
-import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type { AgentRun } from '@maka/events'
 import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -12,6 +12,7 @@ import { type Gate, describeCause, park } from './ParkFinding.js'
 import type { OwnerLiveness } from './PlannerPorts.js'
 import type { BoundaryHolders } from './PlanningInput.js'
 import { latestTopLevelRun } from './sessionQueries.js'
+import { boundaryHolderOf } from './boundaryHolder.js'
 import { foreignRowsOf, ledgerReadable } from './ledgerChecks.js'
 import type { AncestorChain } from './walkAncestors.js'
 
@@ -168,20 +169,8 @@ export const boundaryUnclaimed: Gate<
   if ('unavailable' in holders) {
     return park('safety_observation_unavailable', { stage: 'boundaryHolders', cause: holders.unavailable })
   }
-  const holdsBoundary = (sourceRunId: string, hw: number) => sourceRunId === source.runId && hw === highWater
-  const run = holders.runs.find(
-    (r) =>
-      r.runId !== source.runId &&
-      r.continuationSource !== undefined &&
-      holdsBoundary(r.continuationSource.sourceRunId, r.continuationSource.sourceRuntimeEventHighWater),
-  )
-  if (run !== undefined) {
-    return park('continuation_already_exists', { existingRunId: run.runId, heldBy: 'run', highWater })
-  }
-  const claim = holders.claims.find((c: ContinuationClaim) =>
-    holdsBoundary(c.sourceRunId, c.sourceRuntimeEventHighWater),
-  )
-  return claim === undefined
+  const holder = boundaryHolderOf(holders.runs, holders.claims, { sourceRunId: source.runId, highWater })
+  return holder === undefined
     ? E.right(undefined)
-    : park('continuation_already_exists', { existingRunId: claim.targetRunId, heldBy: 'claim', highWater })
+    : park('continuation_already_exists', { existingRunId: holder.runId, heldBy: holder.heldBy, highWater })
 }

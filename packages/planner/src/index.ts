@@ -70,6 +70,14 @@ export {
   walkAncestors,
 } from './walkAncestors.js'
 export { isRowOfRun } from './ledgerChecks.js'
+export { normalizeCwd, sameCwd } from './normalizeCwd.js'
+export {
+  type Boundary,
+  type BoundaryHolder,
+  boundaryHolderOf,
+  claimHoldsBoundary,
+  runHoldsBoundary,
+} from './boundaryHolder.js'
 export {
   type GateView,
   type GatesPassed,

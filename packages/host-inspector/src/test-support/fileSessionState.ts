@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { AgentRun, decodeAgentRun, decodeWith, RunId, ShellRun } from '@maka/events'
-import { type RunListing, unreadable } from '@maka/stores'
+import { type RunListing, errnoCode, unreadable } from '@maka/stores'
 import type { SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
 
 const decodeShellRun = decodeWith(ShellRun)
@@ -17,7 +17,7 @@ const listDir = async (dir: string): Promise<ReadonlyArray<string>> => {
   try {
     return (await readdir(dir)).sort()
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return []
+    if (errnoCode(error) === 'ENOENT') return []
     throw error
   }
 }
