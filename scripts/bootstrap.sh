@@ -38,6 +38,18 @@ if [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 
+# The PostgreSQL store's tests and benchmarks start a scratch cluster with the server's own
+# binaries (scripts/scratch-postgres.mjs): Debian's postgresql package puts them in
+# /usr/lib/postgresql/<version>/bin. The service itself is never started or enabled.
+if [ -z "${MAKA_PG_BIN:-}" ] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "› installing postgresql (apt)"
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+  else
+    echo "! PostgreSQL is missing: install it (apt-get install postgresql) or set MAKA_PG_BIN to run the PostgreSQL store tests" >&2
+  fi
+fi
+
 # Electron is a dev dependency for its types only: its binary is never downloaded (see apps/desktop).
 export ELECTRON_SKIP_BINARY_DOWNLOAD=1
 export TURBO_TELEMETRY_DISABLED=1

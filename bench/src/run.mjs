@@ -12,8 +12,9 @@
  *           parses every file of the tree; `resume plan --session X --json` on that tree against
  *           the same command on a data dir holding only session X
  *   cold    every command on a tiny data dir against `node -e 0`
- *   stores  durable appends/s and claim latency, JSONL and SQLite, each against its floor
- *           (src/stores.mjs); `resume plan --json` at 100k events [20k] on JSONL and on SQLite
+ *   stores  durable appends/s and claim latency, JSONL, SQLite and PostgreSQL (a scratch cluster
+ *           of its own), each against its floor (src/stores.mjs); `resume plan --json` at 100k
+ *           events [20k] on JSONL, SQLite and PostgreSQL
  * Each variant: ≥ 5 repetitions [3], wall time median and min, peak RSS (`/usr/bin/time`'s
  * maximum resident set size) median. Writes `results/<label>.json` (`latest.json` for the
  * default label `after`) and, when both exist, the table in `docs/performance.md`. Exit code 0 —
@@ -25,6 +26,7 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ledgerFixture, treeFixture, undoResume, workspace, TARGET_RUN } from './fixtures.mjs'
+import { startScratchPostgres } from '../../scripts/scratch-postgres.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const repoRoot = resolve(here, '..', '..')
@@ -157,12 +159,32 @@ const treeGroup = () => {
 
 // Store adapters (issue 14): durable appends/s and claim latency of JSONL and SQLite against their
 // floors (src/stores.mjs, in-process), and plan time at 100k events [quick 20k] per store.
-const storesGroup = () => {
+// PostgreSQL runs on a scratch cluster of its own (scripts/scratch-postgres.mjs, fsync on), stopped
+// and removed when the group ends.
+const storesGroup = async () => {
   const events = options.quick ? 20_000 : 100_000
+  process.stderr.write('stores: starting a scratch PostgreSQL\n')
+  const cluster = await startScratchPostgres({ fsync: true })
+  try {
+    return storesGroupOn(cluster.url, events)
+  } finally {
+    cluster.stop()
+  }
+}
+
+const storesGroupOn = (postgresUrl, events) => {
   process.stderr.write('stores: appends and claims\n')
   const micro = spawnSync(
     process.execPath,
-    [join(here, 'stores.mjs'), '--rounds', options.quick ? '2' : '6', '--per-round', options.quick ? '50' : '200'],
+    [
+      join(here, 'stores.mjs'),
+      '--rounds',
+      options.quick ? '2' : '6',
+      '--per-round',
+      options.quick ? '50' : '200',
+      '--postgres',
+      postgresUrl,
+    ],
     { encoding: 'utf8', env, maxBuffer: 1 << 24 },
   )
   if (micro.status !== 0) throw new Error(`stores.mjs exited ${micro.status}: ${micro.stderr.slice(0, 2000)}`)
@@ -175,12 +197,24 @@ const storesGroup = () => {
     { encoding: 'utf8', env },
   )
   if (made.status !== 0) throw new Error(`stores.mjs --sqlite-fixture exited ${made.status}: ${made.stderr}`)
+  const planUrl = new URL(postgresUrl)
+  planUrl.pathname = '/bench_plan'
+  const madePg = spawnSync(
+    process.execPath,
+    [join(here, 'stores.mjs'), '--postgres-fixture', `${f.dataDir},${f.sessionId},${postgresUrl},bench_plan`],
+    { encoding: 'utf8', env },
+  )
+  if (madePg.status !== 0) throw new Error(`stores.mjs --postgres-fixture exited ${madePg.status}: ${madePg.stderr}`)
   const plan = interleaved(`stores plan ${events}`, [
     { name: 'floor', args: floor('readParse.mjs', f.ledger) },
     { name: 'planJsonl', args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--data-dir', f.dataDir) },
     {
       name: 'planSqlite',
       args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--store', `sqlite:${sqliteFile}`),
+    },
+    {
+      name: 'planPostgres',
+      args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--store', planUrl.toString()),
     },
   ])
   rmSync(dirname(sqliteFile), { recursive: true, force: true })
@@ -270,7 +304,23 @@ const verdicts = (report) => {
       'SQLite claim latency vs bare two-row INSERT floor',
       ratio(micro.sqliteClaims.store.medianMs, micro.sqliteClaims.floor.medianMs),
     )
+    if (micro.postgresAppends !== undefined) {
+      info(
+        'PostgreSQL durable appends/s vs bare INSERT floor',
+        ratio(micro.postgresAppends.store.opsPerSecond, micro.postgresAppends.floor.opsPerSecond),
+      )
+      info(
+        'PostgreSQL claim latency vs bare two-row INSERT floor',
+        ratio(micro.postgresClaims.store.medianMs, micro.postgresClaims.floor.medianMs),
+      )
+    }
     info(`resume plan ${events} events, SQLite vs JSONL`, ratio(plan.planSqlite.medianMs, plan.planJsonl.medianMs))
+    if (plan.planPostgres !== undefined) {
+      info(
+        `resume plan ${events} events, PostgreSQL vs JSONL`,
+        ratio(plan.planPostgres.medianMs, plan.planJsonl.medianMs),
+      )
+    }
     info(`resume plan ${events} events on SQLite, time vs floor`, ratio(plan.planSqlite.medianMs, plan.floor.medianMs))
   }
   if (report.cold !== undefined) {
@@ -290,7 +340,7 @@ const machine = () => ({
   platform: `${process.platform} ${process.arch}`,
 })
 
-const main = () => {
+const main = async () => {
   const wants = (group) => options.only === undefined || options.only.includes(group)
   const report = {
     label: options.label,
@@ -304,7 +354,7 @@ const main = () => {
   if (wants('cold')) report.cold = coldGroup()
   if (wants('tree')) report.tree = treeGroup()
   if (wants('ledger')) report.ledger = ledgerGroup()
-  if (wants('stores')) report.stores = storesGroup()
+  if (wants('stores')) report.stores = await storesGroup()
   report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
   report.targets = verdicts(report)
   mkdirSync(resultsDir, { recursive: true })
@@ -415,4 +465,4 @@ const writePerformanceDoc = () => {
   return docPath
 }
 
-main()
+await main()

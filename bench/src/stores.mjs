@@ -1,13 +1,15 @@
 /**
  * The store micro-benchmarks of `pnpm bench --only stores`, in one process against the built
- * packages: durable appends per second and claim latency for the JSONL and SQLite stores, each
- * against its floor measured in the same run and interleaved with it —
+ * packages: durable appends per second and claim latency for the JSONL, SQLite and (with
+ * `--postgres URL`) PostgreSQL stores, each against its floor measured in the same run and
+ * interleaved with it —
  *   JSONL appends: `write` + `fsync` of the same row bytes to one O_APPEND file;
  *   SQLite appends: a bare `INSERT` of the same row text, one commit each, WAL + synchronous=FULL;
+ *   PostgreSQL appends: a bare `INSERT` of the same row text on one connection, one commit each;
  *   JSONL claims: two new files (claim + header) each written and fsynced, then their folder fsynced;
- *   SQLite claims: a bare two-row `INSERT` transaction.
- * Also writes a SQLite copy of a JSONL fixture for the plan-time variants (`--sqlite-fixture`).
- * Prints one JSON object on stdout.
+ *   SQLite and PostgreSQL claims: a bare two-row `INSERT` transaction.
+ * Also writes a SQLite or PostgreSQL copy of a JSONL fixture for the plan-time variants
+ * (`--sqlite-fixture`, `--postgres-fixture`). Prints one JSON object on stdout.
  */
 import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -16,6 +18,8 @@ import Database from 'better-sqlite3'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import { makeFileStores } from '@maka/stores'
 import { openSqliteStores } from '@maka/store-sqlite'
+import { openPostgresStores } from '@maka/store-postgres'
+import pg from 'pg'
 
 const args = process.argv.slice(2)
 const value = (name, fallback) => {
@@ -170,7 +174,55 @@ const appendsAndClaims = async (rounds, perRound) => {
     })
     bare.close()
     await sqlite.close()
-    return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims }
+
+    const postgresUrl = value('--postgres', null)
+    if (postgresUrl === null) return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims }
+    // PostgreSQL: the store on its own database, the floor on another of the same server.
+    const admin = new pg.Client({ connectionString: postgresUrl })
+    await admin.connect()
+    const dbUrl = (name) => {
+      const u = new URL(postgresUrl)
+      u.pathname = `/${name}`
+      return u.toString()
+    }
+    for (const name of ['bench_store', 'bench_floor']) {
+      await admin.query(`DROP DATABASE IF EXISTS ${name}`)
+      await admin.query(`CREATE DATABASE ${name}`)
+    }
+    const postgres = openPostgresStores(dbUrl('bench_store'))
+    await must(postgres.runs.create(header('source')))
+    const floorPg = new pg.Client({ connectionString: dbUrl('bench_floor') })
+    await floorPg.connect()
+    await floorPg.query('CREATE TABLE rows (seq integer PRIMARY KEY, row text NOT NULL)')
+    await floorPg.query(
+      'CREATE TABLE pairs (k integer NOT NULL, side text NOT NULL, record text NOT NULL, UNIQUE (k, side))',
+    )
+    const postgresAppends = await duel(rounds, perRound, {
+      store: (i) => must(postgres.events.append(S, 'source', events[i], { durable: true })),
+      floor: (i) => floorPg.query('INSERT INTO rows (seq, row) VALUES ($1, $2)', [i + 1, text[i]]),
+    })
+    const postgresClaims = await duel(rounds, Math.max(1, Math.floor(perRound / 4)), {
+      store: (i) => {
+        const { claim, header: h } = claimOf(i)
+        return must(postgres.claims.claimBoundary(claim, h))
+      },
+      floor: async (i) => {
+        const { claim, header: h } = claimOf(i)
+        await floorPg.query('BEGIN')
+        await floorPg.query('INSERT INTO pairs (k, side, record) VALUES ($1, $2, $3)', [
+          i,
+          'claim',
+          JSON.stringify(claim),
+        ])
+        await floorPg.query('INSERT INTO pairs (k, side, record) VALUES ($1, $2, $3)', [i, 'header', JSON.stringify(h)])
+        await floorPg.query('COMMIT')
+      },
+    })
+    await floorPg.end()
+    await postgres.close()
+    for (const name of ['bench_store', 'bench_floor']) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+    await admin.end()
+    return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims, postgresAppends, postgresClaims }
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
@@ -207,8 +259,55 @@ const sqliteFixture = async (dataDir, sessionId, file) => {
   return { file }
 }
 
+// A PostgreSQL database holding the session of a JSONL fixture data dir: the schema made by the
+// store itself, the rows written straight in one transaction, in batches.
+const postgresFixture = async (dataDir, sessionId, adminUrl, name) => {
+  const admin = new pg.Client({ connectionString: adminUrl })
+  await admin.connect()
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+  await admin.query(`CREATE DATABASE ${name}`)
+  await admin.end()
+  const target = new URL(adminUrl)
+  target.pathname = `/${name}`
+  const url = target.toString()
+  const stores = openPostgresStores(url)
+  await must(stores.sessions.list())
+  await stores.close()
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  const sessionDir = join(dataDir, 'sessions', sessionId)
+  const record = JSON.parse(readFileSync(join(sessionDir, 'session.json'), 'utf8'))
+  const { readdirSync } = await import('node:fs')
+  await client.query('BEGIN')
+  await client.query('INSERT INTO session_ids VALUES ($1)', [sessionId])
+  await client.query('INSERT INTO sessions VALUES ($1, $2)', [sessionId, JSON.stringify(record)])
+  for (const runId of readdirSync(join(sessionDir, 'runs'))) {
+    const runDir = join(sessionDir, 'runs', runId)
+    const h = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'))
+    await client.query('INSERT INTO runs VALUES ($1, $2, $3)', [sessionId, runId, JSON.stringify(h)])
+    const lines = readFileSync(join(runDir, 'runtime-events.jsonl'), 'utf8')
+      .split('\n')
+      .filter((l) => l !== '')
+    for (let at = 0; at < lines.length; at += 1000) {
+      const batch = lines.slice(at, at + 1000)
+      await client.query(
+        'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+          'SELECT $1, $2, $3::integer + n, e->>0, e->>1 FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t(e, n)',
+        [sessionId, runId, at, JSON.stringify(batch.map((line) => [JSON.parse(line).id, line]))],
+      )
+    }
+  }
+  await client.query('COMMIT')
+  await client.end()
+  return { database: name }
+}
+
+const postgresFixtureArgs = value('--postgres-fixture', null)
 const fixtureArgs = value('--sqlite-fixture', null)
-if (fixtureArgs !== null) {
+if (postgresFixtureArgs !== null) {
+  const [dataDir, sessionId, adminUrl, name] = postgresFixtureArgs.split(',')
+  process.stdout.write(`${JSON.stringify(await postgresFixture(dataDir, sessionId, adminUrl, name))}\n`)
+} else if (fixtureArgs !== null) {
   const [dataDir, sessionId, file] = fixtureArgs.split(',')
   process.stdout.write(`${JSON.stringify(await sqliteFixture(dataDir, sessionId, file))}\n`)
 } else {

@@ -43,3 +43,12 @@ export class BadInputError extends Error {
 export class WriteFailedError extends Error {
   override readonly name = 'WriteFailedError'
 }
+
+/**
+ * The chosen store cannot be reached or used (a PostgreSQL server that refuses the connection, a
+ * database from a newer maka): printed as one line on stderr naming the store safely, exit 1.
+ * @category errors
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError'
+}

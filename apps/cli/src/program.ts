@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { isProviderChoiceError } from '@maka/providers'
-import { BadInputError, ExitCode, WriteFailedError } from './ExitCode.js'
+import { BadInputError, ExitCode, StoreUnavailableError, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
   DEMO_CRASH_POINTS,
@@ -56,6 +56,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '                                       with resume_feature_disabled)',
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
     '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
+    '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible',
   ].join('\n')
 
@@ -356,7 +357,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }
-    if (error instanceof WriteFailedError) {
+    if (error instanceof WriteFailedError || error instanceof StoreUnavailableError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.failed
     }

@@ -7,7 +7,7 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { errnoCode, makeFileStores, type StorePorts } from '@maka/stores'
-import { BadInputError } from './ExitCode.js'
+import { BadInputError, StoreUnavailableError } from './ExitCode.js'
 
 /**
  * A parsed store choice.
@@ -67,13 +67,35 @@ export const describeStore = (spec: StoreSpec): string =>
   spec.kind === 'jsonl' ? `jsonl ${spec.dir}` : spec.kind === 'sqlite' ? `sqlite ${spec.file}` : 'postgres'
 
 /**
- * The PostgreSQL adapter, when this build has one.
+ * Opens the PostgreSQL stores of `url` and connects now, so a server that cannot be reached, or a
+ * database from a newer maka, is one sentence and exit 1 before the command reads or writes
+ * anything. The adapter (and its driver) is imported only here. Neither the URL nor its user or
+ * password appear in the sentence: the adapter's `location` names the database and host only.
  * @category constructors
  */
-export const openPostgresStores = (_url: string): Promise<StorePorts> =>
-  Promise.reject(
-    new BadInputError('PostgreSQL stores are not available in this build of maka: use jsonl:DIR or sqlite:FILE.'),
-  )
+export const openPostgresStores = async (url: string): Promise<StorePorts> => {
+  const adapter = await import('@maka/store-postgres')
+  let stores: Awaited<ReturnType<typeof adapter.openPostgresStores>>
+  try {
+    stores = adapter.openPostgresStores(url)
+  } catch (error) {
+    if (error instanceof adapter.BadConnectionString) {
+      throw new BadInputError(`The PostgreSQL store cannot be used: ${error.message}: ${USAGE}.`)
+    }
+    throw error
+  }
+  try {
+    await stores.ready()
+  } catch (error) {
+    await stores.close()
+    const code = typeof (error as { code?: unknown }).code === 'string' ? (error as { code: string }).code : 'UNKNOWN'
+    const words = error instanceof Error ? error.message : String(error)
+    throw new StoreUnavailableError(
+      `The store ${stores.location} cannot be used (${code}: ${words}); nothing was written.`,
+    )
+  }
+  return stores
+}
 
 /**
  * Whether the database file exists yet; a path that is not a regular file is bad input.

@@ -67,17 +67,30 @@ describe('choosing a store', () => {
   })
 
   it('never echoes a connection string, in errors or in the verbose log', async () => {
-    for (const value of [
-      'postgres://maka:hunter2@db.internal:5432/maka',
-      'postgress://maka:hunter2@db.internal/maka',
-    ]) {
+    for (const [value, code] of [
+      ['postgres://maka:hunter2@db.internal:5432/maka', 1],
+      ['postgress://maka:hunter2@db.internal/maka', 2],
+      ['postgres://maka:hunter2@127.0.0.1:1/maka', 1],
+      ['postgres://maka:hunter2@127.0.0.1:1/maka%zz', 2],
+    ] as const) {
       const result = await runCli(['sessions', '--verbose', '--store', value])
-      expect(result.code).toBe(2)
+      expect(result.code).toBe(code)
       expect(result.stderr).not.toContain('hunter2')
       expect(result.stderr).not.toContain('db.internal')
+      expect(result.stderr).not.toContain('127.0.0.1')
+      // One sentence (after the verbose note naming the store's kind), nothing on stdout.
+      expect(
+        result.stderr
+          .trim()
+          .split('\n')
+          .filter((line) => !line.startsWith('maka: store ')),
+      ).toHaveLength(1)
+      expect(result.stdout).toBe('')
     }
-    const missing = await runCli(['sessions', '--store', 'postgres://maka:hunter2@db.internal/maka'])
-    expect(missing.stderr).toMatch(/PostgreSQL stores are not available in this build/)
+    const unreachable = await runCli(['sessions', '--store', 'postgres://maka:hunter2@127.0.0.1:1/maka'])
+    expect(unreachable.stderr).toMatch(
+      /^maka: The store postgres database maka cannot be used \(ECONNREFUSED: .*\); nothing was written\.\n$/,
+    )
   })
 
   it('runs, lists and shows over a SQLite file, touching no data dir', async () => {

@@ -25,6 +25,7 @@ let server: ChildProcessWithoutNullStreams
 let url = ''
 let dataDir = ''
 let workspace = ''
+let out = ''
 
 /** A turn of the hidden demo child, SIGKILLed at `at`. */
 const killedTurn = (sessionId: string, at: string): Promise<void> =>
@@ -84,11 +85,12 @@ beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true })
   // Parks: a tool call without its result. Startup cannot continue it, so it keeps its banner.
   await killedTurn('s-parked', 'after_function_call')
+  // Resumable before the UI starts: its start-up pass continues it before any browser connects.
+  await killedTurn('s-auto', 'after_tool_response')
   server = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
     env: cliEnv(true),
     stdio: ['pipe', 'pipe', 'pipe'],
   })
-  let out = ''
   server.stdout.setEncoding('utf8')
   server.stdout.on('data', (chunk: string) => (out += chunk))
   url = await waitFor('maka ui to listen', () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1], 60_000)
@@ -158,6 +160,20 @@ describe('maka ui in Chromium', () => {
     const headers = await runHeaders(dataDir, 's-resume')
     expect(headers.filter((h) => h['continuationSource'] !== undefined)).toHaveLength(1)
     await page.close()
+  })
+
+  it('a browser that connects after start-up is told which interrupted session it continued', async () => {
+    expect(out).toContain('1 interrupted session(s) continuing')
+    const page = await browser.newPage()
+    await page.goto(url)
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Session s-auto was interrupted: continuing from its latest safe boundary.' })
+      .waitFor()
+    await page.screenshot({ path: join(ARTIFACTS, 'ui-auto-continued.png') })
+    await page.close()
+    const headers = await runHeaders(dataDir, 's-auto')
+    expect(headers.filter((h) => h['continuationSource'] !== undefined)).toHaveLength(1)
   })
 
   it('a parked session shows a toast with the sentence of every reason and writes nothing', async () => {
@@ -255,7 +271,7 @@ describe('maka ui in Chromium', () => {
       }
       expect(await call('host:info', [])).toEqual({
         status: 200,
-        body: { value: { safeResume: false, transport: 'http' } },
+        body: { value: { safeResume: false, transport: 'http', autoContinued: [] } },
       })
       const resume = await call('sessions:resumeLatest', ['s-parked'])
       expect(resume.status).toBe(404)

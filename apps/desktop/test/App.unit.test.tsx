@@ -20,7 +20,10 @@ const interrupted: SessionListItem = {
   latestRun: { runId: 'run-1', kind: 'turn', status: 'failed', failureClass: 'app_restarted' },
 }
 
-const fakeApi = (options: { readonly safeResume: boolean }) => {
+const fakeApi = (options: {
+  readonly safeResume: boolean
+  readonly autoContinued?: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
+}) => {
   const listeners = new Set<(message: HostMessage) => void>()
   const calls: Array<string> = []
   let answer: (result: ResumeLatestResult) => void = () => {}
@@ -47,7 +50,12 @@ const fakeApi = (options: { readonly safeResume: boolean }) => {
     send: () => Promise.resolve({ disposition: 'failed', message: 'not in this test' }),
   }
   const api: MakaApi = {
-    info: () => Promise.resolve({ safeResume: options.safeResume, transport: 'http' }),
+    info: () =>
+      Promise.resolve({
+        safeResume: options.safeResume,
+        transport: 'http',
+        autoContinued: options.autoContinued ?? [],
+      }),
     sessions: options.safeResume
       ? {
           ...sessions,
@@ -136,6 +144,17 @@ describe('the interrupted-turn banner', () => {
     await screen.findByText('Continuing after list_dir: done.')
     expect(screen.queryByText('Continuing after list_dir')).toBeNull()
     expect(screen.queryByText('elsewhere')).toBeNull()
+  })
+
+  it('tells once of a start-up continuation, whether the host info or its message comes first', async () => {
+    const fake = fakeApi({ safeResume: true, autoContinued: [{ sessionId: 's-1', runId: 'run-2' }] })
+    render(<App api={fake.api} />)
+    const sentence = 'Session s-1 was interrupted: continuing from its latest safe boundary.'
+    await screen.findByText(sentence)
+    act(() => fake.push({ type: 'autoContinued', sessionId: 's-1', runId: 'run-2' }))
+    act(() => fake.push({ type: 'autoContinued', sessionId: 's-3', runId: 'run-9' }))
+    await screen.findByText('Session s-3 was interrupted: continuing from its latest safe boundary.')
+    expect(screen.getAllByText(sentence)).toHaveLength(1)
   })
 
   it('offers no Safe resume without the flag', async () => {

@@ -158,11 +158,23 @@ describe('without MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1', () => {
     expect(await continuationsOf(dataDir, 's-off')).toHaveLength(0)
     const headers = await runHeaders(dataDir, 's-off')
     expect(headers.map((h) => h.failureClass)).toEqual(['app_restarted'])
-    expect(await app.invoke(Channels.info)).toEqual({ safeResume: false, transport: 'electron' })
+    expect(await app.invoke(Channels.info)).toEqual({ safeResume: false, transport: 'electron', autoContinued: [] })
   })
 })
 
 describe('startup', () => {
+  it('tells a window that connects after start-up which sessions it continued', async () => {
+    const { dataDir, workspace } = await scratch()
+    await interruptedSession(dataDir, workspace, 's-late', 'after_tool_response')
+    const app = host(dataDir, true)
+    expect(await app.invoke(Channels.info)).toMatchObject({ safeResume: true, autoContinued: [] })
+    const report = await app.services.startup()
+    await app.services.idle()
+    const [continuation] = await continuationsOf(dataDir, 's-late')
+    expect(report.continued).toEqual([{ sessionId: 's-late', runId: continuation?.runId }])
+    expect(await app.invoke(Channels.info)).toMatchObject({ autoContinued: report.continued })
+  })
+
   it('auto-continues exactly the eligible sessions, each once, when two app instances start at once', async () => {
     const { dataDir, workspace } = await scratch()
     await interruptedSession(dataDir, workspace, 's-a', 'after_tool_response')
@@ -242,6 +254,7 @@ describe('trustedSenders', () => {
     expect(await info({ senderFrame: { url: 'file:///app/renderer/index.html' } })).toEqual({
       safeResume: true,
       transport: 'electron',
+      autoContinued: [],
     })
     for (const event of [{ senderFrame: { url: 'https://evil.example/' } }, { senderFrame: null }, {}]) {
       expect(() => info(event)).toThrow(expect.objectContaining({ code: 'sender_refused' }))

@@ -130,6 +130,51 @@ const checkAgainstBefore = (before: DataDirSnapshot, after: DataDirSnapshot): Re
   return violations
 }
 
+/**
+ * For a run, the tokens of the tool calls answered successfully in the history it continues: the
+ * committed rows of its source up to the boundary's high-water, and of the source's own sources.
+ */
+const answeredInHistory = (
+  after: DataDirSnapshot,
+  tokenOf: InvariantInput['tokenOf'],
+): ((sessionId: string, runId: string) => ReadonlySet<string>) => {
+  const memo = new Map<string, ReadonlySet<string>>()
+  const answeredIn = (rows: ReadonlyArray<Json>): ReadonlyArray<string> => {
+    const tokens = new Map<string, string>()
+    const answered: Array<string> = []
+    for (const row of rows) {
+      const content = asObject(row['content'])
+      const id = content?.['id']
+      if (content === null || typeof id !== 'string') continue
+      if (content['kind'] === 'function_call' && typeof content['name'] === 'string') {
+        const token = tokenOf(content['name'], content['args'])
+        if (token !== null) tokens.set(id, token)
+      } else if (content['kind'] === 'function_response' && content['isError'] !== true) {
+        const token = tokens.get(id)
+        if (token !== undefined) answered.push(token)
+      }
+    }
+    return answered
+  }
+  const visit = (sessionId: string, runId: string, path: ReadonlySet<string>): ReadonlySet<string> => {
+    const key = `${sessionId}/${runId}`
+    const known = memo.get(key)
+    if (known !== undefined) return known
+    const source = asObject(asObject(parseObject(after.runs.get(key)?.header ?? null))?.['continuationSource'])
+    const sourceRunId = source?.['sourceRunId']
+    const highWater = source?.['sourceRuntimeEventHighWater']
+    const tokens = new Set<string>()
+    if (typeof sourceRunId === 'string' && typeof highWater === 'number' && !path.has(sourceRunId)) {
+      const rows = committedRows(after.runs.get(`${sessionId}/${sourceRunId}`)?.ledger ?? null).slice(0, highWater)
+      for (const token of answeredIn(rows)) tokens.add(token)
+      for (const token of visit(sessionId, sourceRunId, new Set([...path, runId]))) tokens.add(token)
+    }
+    memo.set(key, tokens)
+    return tokens
+  }
+  return (sessionId, runId) => visit(sessionId, runId, new Set([runId]))
+}
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -197,9 +242,15 @@ export const checkInvariants = (input: InvariantInput): ReadonlyArray<Violation>
     })
   }
 
+  const seenInHistory = answeredInHistory(after, tokenOf)
   for (const [token, count] of [...effects].sort(([a], [b]) => a.localeCompare(b))) {
     if (count < 2) continue
     const calls = [...callToken].filter(([, c]) => c.token === token)
+    // A call made after its run's history already held a successful answer of the same token is the
+    // model asking again with the answer in view — a chaos script written before a concurrent
+    // resumer of the same round answered it — not the product executing one call twice.
+    const askedAgain = calls.filter(([, c]) => seenInHistory(c.sessionId, c.runId).has(token)).length
+    if (count - 1 <= askedAgain) continue
     violations.push({
       code: InvariantCode.side_effect_repeated,
       sessionId: calls[0]?.[1].sessionId ?? '?',

@@ -73,6 +73,10 @@ export interface ChaosHost {
    * reads that store's raw rows here, in the files' shape, without the product's store code.
    */
   readonly snapshot?: (dataDir: string) => Promise<DataDirSnapshot>
+  /** Makes an iteration's store before its first child (a scratch database on a shared server). */
+  readonly prepare?: (dataDir: string) => Promise<void>
+  /** Removes what `prepare` made, when the iteration's folder is removed (no violation, no `keep`). */
+  readonly dispose?: (dataDir: string) => Promise<void>
 }
 
 /**
@@ -368,6 +372,7 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
   const sessionId = `chaos-${seed}`
   await mkdir(workspace, { recursive: true })
   await writeFile(join(workspace, 'README.md'), 'A scratch workspace of maka chaos.\n')
+  await host.prepare?.(dataDir)
 
   const kills: Record<string, number> = {}
   const violations: Array<SeededViolation> = []
@@ -451,7 +456,10 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
       if (!state.killed && !state.grew) break
     }
   } finally {
-    if (!options.keep && violations.length === 0) await rm(dir, { recursive: true, force: true })
+    if (!options.keep && violations.length === 0) {
+      await rm(dir, { recursive: true, force: true })
+      await host.dispose?.(dataDir)
+    }
   }
   return {
     iteration,

@@ -221,6 +221,43 @@ describe('checkInvariants', () => {
       expect(violations[0]?.message).toContain(`${TOKEN} happened 2 times (tool calls ${SOURCE}-1)`)
     })
 
+    it('accepts a continuation asking again for a call its history answered (a stale script, not a replay)', async () => {
+      const world = await givenHealthyLineage()
+      const again = 'run-again'
+      await world.claim(TARGET, 2, again)
+      await world.header({ runId: again, status: 'completed', continues: { runId: TARGET, highWater: 2 } })
+      await world.append(
+        again,
+        continuationStart(TARGET, 2),
+        shellCall(again),
+        shellResponse(again),
+        terminal('completed'),
+      )
+      await world.shellEffect(TOKEN)
+      expect(codes(await world.check())).toEqual([])
+      // One more effect than the history can explain is still a repeat.
+      await world.shellEffect(TOKEN)
+      expect(codes(await world.check())).toEqual(['side_effect_repeated'])
+    })
+
+    it('reports a continuation asking again for a call its history left unanswered', async () => {
+      const world = await givenWorld()
+      await world.header({ runId: SOURCE, status: 'failed' })
+      await world.append(SOURCE, userText, shellCall(SOURCE), terminal('failed'))
+      await world.shellEffect(TOKEN)
+      await world.claim(SOURCE, 3, TARGET)
+      await world.header({ runId: TARGET, status: 'completed', continues: { runId: SOURCE, highWater: 3 } })
+      await world.append(
+        TARGET,
+        continuationStart(SOURCE, 3),
+        shellCall(TARGET),
+        shellResponse(TARGET),
+        terminal('completed'),
+      )
+      await world.shellEffect(TOKEN)
+      expect(codes(await world.check())).toEqual(['side_effect_repeated'])
+    })
+
     it('reports it for a write_file that created its file again after it was counted', async () => {
       const world = await givenWorld()
       const token = effectToken(1, 2)

@@ -46,6 +46,7 @@ export {
   type SessionDetail,
   listSessionRuns,
   listSessionSummaries,
+  summarizeStoredSession,
   findMostRecentSession,
   loadSessionDetail,
 } from './readSessionCatalog.js'

@@ -74,6 +74,29 @@ export const listSessionRuns = async (
 }
 
 /**
+ * One session with its latest top-level run, as `listSessionSummaries` lists it: a host showing one
+ * session reads that session's files only.
+ * @category constructors
+ */
+export const summarizeStoredSession = async (stores: StorePorts, sessionId: string): Promise<SessionSummary> => {
+  const [record, runs, lock] = await Promise.all([
+    stores.sessions.read(sessionId)(),
+    listSessionRuns(stores, sessionId),
+    stores.ownerLocks.read(sessionId)(),
+  ])
+  return summarizeSession({
+    sessionId,
+    record: E.isRight(record) ? { _tag: 'Read', record: record.right } : { _tag: 'Unread', error: record.left._tag },
+    // A session whose runs cannot be listed shows no run rather than no session.
+    runs: E.isRight(runs) ? runs.right : [],
+    ownerAlive: E.isRight(lock) && (await ownerLockLiveness(lock.right)) === 'alive',
+  })
+}
+
+// Sessions are independent: their small files are read a few sessions at a time.
+const SESSIONS_AT_ONCE = 16
+
+/**
  * Every session of the data directory with its latest top-level run, oldest first. A missing
  * `sessions/` folder is no session; an unlistable one is a Left.
  * @category constructors
@@ -84,21 +107,9 @@ export const listSessionSummaries = async (
   const listed = await stores.sessions.list()()
   if (E.isLeft(listed)) return E.left(listed.left._tag)
   const summaries: Array<SessionSummary> = []
-  for (const sessionId of listed.right) {
-    const record = await stores.sessions.read(sessionId)()
-    const runs = await listSessionRuns(stores, sessionId)
-    const lock = await stores.ownerLocks.read(sessionId)()
-    summaries.push(
-      summarizeSession({
-        sessionId,
-        record: E.isRight(record)
-          ? { _tag: 'Read', record: record.right }
-          : { _tag: 'Unread', error: record.left._tag },
-        // A session whose runs cannot be listed shows no run rather than no session.
-        runs: E.isRight(runs) ? runs.right : [],
-        ownerAlive: E.isRight(lock) && (await ownerLockLiveness(lock.right)) === 'alive',
-      }),
-    )
+  for (let at = 0; at < listed.right.length; at += SESSIONS_AT_ONCE) {
+    const batch = listed.right.slice(at, at + SESSIONS_AT_ONCE)
+    summaries.push(...(await Promise.all(batch.map((sessionId) => summarizeStoredSession(stores, sessionId)))))
   }
   return E.right(summaries.sort(compareSessions))
 }

@@ -14,6 +14,7 @@ import {
   listSessionSummaries,
   loadSessionDetail,
   plannerStorePort,
+  summarizeStoredSession,
 } from '../src/index.js'
 import { trackWorlds } from './support/world.js'
 
@@ -76,6 +77,8 @@ describe('readSessionCatalog', () => {
           interrupted: true,
         }),
       ])
+      // A host showing this one session reads only its files and says the same of it.
+      expect(await summarizeStoredSession(w.stores, sessionId)).toEqual(summaries.right[0])
       expect(await findMostRecentSession(w.stores)).toEqual(E.right(sessionId))
 
       const runs = await listSessionRuns(w.stores, sessionId)

@@ -9,6 +9,10 @@ const adapter = await import(pathToFileURL(input.module).href)
 const stores = await adapter[input.open](input.location)
 const say = (value) => process.stdout.write(`${JSON.stringify(value)}\n`)
 
+// Parked until the parent kills it: a timer keeps the event loop alive, since a promise that never
+// settles alone lets node exit (as it did, now and then, before the parent looked at the pid).
+const park = () => new Promise(() => setInterval(() => undefined, 1 << 30))
+
 const waitFor = async (file) => {
   while (!existsSync(file)) await new Promise((done) => setTimeout(done, 2))
 }
@@ -29,12 +33,12 @@ if (input.mode === 'claim') {
     }
     say({ committed: result.right.highWater })
   }
-  // Parked until the parent kills it: it must never end on its own.
-  await new Promise(() => undefined)
+  // It must never end on its own.
+  await park()
 } else if (input.mode === 'lock') {
   const lock = input.lock ?? { pid: process.pid, hostname: 'host-a', startedAt: '2026-01-02T03:04:05.678Z' }
   const result = await stores.ownerLocks.acquire(input.sessionId, lock, async () => false)()
   say({ result: result._tag === 'Right' ? 'acquired' : result.left._tag })
-  await new Promise(() => undefined)
+  await park()
 }
 if (stores.close !== undefined) await stores.close()

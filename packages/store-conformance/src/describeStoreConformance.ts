@@ -368,37 +368,39 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
     })
 
     describe('owner lock', () => {
-      it('is exclusive, judged by the caller, taken over when stale and released by its owner only', async () => {
-        const { location, stores } = await freshStores()
-        expect(await value(stores.ownerLocks.read(S))).toBeNull()
-        const mine = ownerLock(1001)
-        await value(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
-        const other = open(location)
-        const held = await failure((await other).ownerLocks.acquire(S, ownerLock(1002), () => Promise.resolve(false)))
-        expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: mine })
-        const same = await failure(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
-        expect(same._tag).toBe('OwnerLockHeld')
-        const broken = await failure(
-          stores.ownerLocks.acquire(S, ownerLock(1003), () => Promise.reject(new Error('x'))),
-        )
-        expect(broken._tag).toBe('StaleCheckFailed')
-        expect((await failure(stores.ownerLocks.release(S, ownerLock(1002))))._tag).toBe('OwnerLockHeld')
-        const judged: Array<unknown> = []
-        const theirs = ownerLock(1002)
-        await value(
-          (await other).ownerLocks.acquire(S, theirs, (existing) => {
-            judged.push(existing)
-            return Promise.resolve(true)
-          }),
-        )
-        expect(judged).toEqual([mine])
-        expect(await value(stores.ownerLocks.read(S))).toEqual(theirs)
-        await value((await other).ownerLocks.release(S, theirs))
-        expect(await value(stores.ownerLocks.read(S))).toBeNull()
-        await value(stores.ownerLocks.release(S, theirs))
-      })
+      const byPid = (subject.ownership ?? 'pid') === 'pid'
+      if (byPid)
+        it('is exclusive, judged by the caller, taken over when stale and released by its owner only', async () => {
+          const { location, stores } = await freshStores()
+          expect(await value(stores.ownerLocks.read(S))).toBeNull()
+          const mine = ownerLock(1001)
+          await value(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
+          const other = open(location)
+          const held = await failure((await other).ownerLocks.acquire(S, ownerLock(1002), () => Promise.resolve(false)))
+          expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: mine })
+          const same = await failure(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
+          expect(same._tag).toBe('OwnerLockHeld')
+          const broken = await failure(
+            stores.ownerLocks.acquire(S, ownerLock(1003), () => Promise.reject(new Error('x'))),
+          )
+          expect(broken._tag).toBe('StaleCheckFailed')
+          expect((await failure(stores.ownerLocks.release(S, ownerLock(1002))))._tag).toBe('OwnerLockHeld')
+          const judged: Array<unknown> = []
+          const theirs = ownerLock(1002)
+          await value(
+            (await other).ownerLocks.acquire(S, theirs, (existing) => {
+              judged.push(existing)
+              return Promise.resolve(true)
+            }),
+          )
+          expect(judged).toEqual([mine])
+          expect(await value(stores.ownerLocks.read(S))).toEqual(theirs)
+          await value((await other).ownerLocks.release(S, theirs))
+          expect(await value(stores.ownerLocks.read(S))).toBeNull()
+          await value(stores.ownerLocks.release(S, theirs))
+        })
 
-      if ((subject.ownership ?? 'pid') === 'pid')
+      if (byPid)
         it('names a live process until it dies, then lets a pid-liveness check take it over', async () => {
           const { location, stores } = await freshStores()
           const holder = spawnStoreChild({ ...subject.child, location, mode: 'lock', sessionId: S, lock: null })
@@ -417,6 +419,57 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
           expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: { pid: holder.pid } })
           await holder.kill()
           await value(stores.ownerLocks.acquire(S, ownerLock(process.pid), isStale))
+          expect(await value((await open(location)).ownerLocks.read(S))).toEqual(ownerLock(process.pid))
+        })
+
+      // A shared server's lock is judged by the server: the caller's pid check is never asked (a pid
+      // of another host means nothing here), and a holder's lock ends when its connection does.
+      if (!byPid)
+        it('is exclusive while its holder lives, never judged by the caller, released by its owner only', async () => {
+          const { location, stores } = await freshStores()
+          expect(await value(stores.ownerLocks.read(S))).toBeNull()
+          const mine = ownerLock(1001)
+          await value(stores.ownerLocks.acquire(S, mine, () => Promise.resolve(false)))
+          const other = await open(location)
+          const judged: Array<unknown> = []
+          const judge = (existing: unknown) => {
+            judged.push(existing)
+            return Promise.resolve(true)
+          }
+          const held = await failure(other.ownerLocks.acquire(S, ownerLock(1002), judge))
+          expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: mine })
+          expect(judged).toEqual([])
+          expect((await failure(stores.ownerLocks.acquire(S, mine, judge)))._tag).toBe('OwnerLockHeld')
+          expect(await value(other.ownerLocks.read(S))).toEqual(mine)
+          expect((await failure(other.ownerLocks.release(S, ownerLock(1002))))._tag).toBe('OwnerLockHeld')
+          expect((await failure(other.ownerLocks.release(S, mine)))._tag).toBe('OwnerLockHeld')
+          await value(stores.ownerLocks.release(S, mine))
+          expect(await value(other.ownerLocks.read(S))).toBeNull()
+          const theirs = ownerLock(1002)
+          await value(other.ownerLocks.acquire(S, theirs, judge))
+          expect(await value(stores.ownerLocks.read(S))).toEqual(theirs)
+          expect((await failure(stores.ownerLocks.acquire(S, mine, judge)))._tag).toBe('OwnerLockHeld')
+          await value(other.ownerLocks.release(S, theirs))
+          expect(await value(stores.ownerLocks.read(S))).toBeNull()
+          await value(stores.ownerLocks.acquire(S, mine, judge))
+          expect(judged).toEqual([])
+        })
+
+      if (!byPid)
+        it('names a live process until it is SIGKILLed, then reads as free and is taken', async () => {
+          const { location, stores } = await freshStores()
+          const holder = spawnStoreChild({ ...subject.child, location, mode: 'lock', sessionId: S, lock: null })
+          const started = await holder.waitFor((m) => 'result' in m)
+          expect(started['result']).toBe('acquired')
+          const held = await failure(stores.ownerLocks.acquire(S, ownerLock(process.pid), () => Promise.resolve(true)))
+          expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: { pid: holder.pid } })
+          await holder.kill()
+          // The server notices the dropped connection on its own schedule: wait for it, generously.
+          for (let waited = 0; (await value(stores.ownerLocks.read(S))) !== null; waited += 1) {
+            if (waited > 600) throw new Error('the dead holder still owns the session after 60 s')
+            await new Promise((done) => setTimeout(done, 100))
+          }
+          await value(stores.ownerLocks.acquire(S, ownerLock(process.pid), () => Promise.resolve(false)))
           expect(await value((await open(location)).ownerLocks.read(S))).toEqual(ownerLock(process.pid))
         })
     })

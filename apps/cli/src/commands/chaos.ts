@@ -75,7 +75,12 @@ const argsFor =
   }
 
 const host = (store: ChaosStore): ChaosHost => {
-  const env: NodeJS.ProcessEnv = { ...process.env, MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1', NO_COLOR: '1' }
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ...store.env,
+    MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1',
+    NO_COLOR: '1',
+  }
   delete env['MAKA_HOME']
   // The children's store is named by their arguments alone.
   delete env['MAKA_STORE']
@@ -84,6 +89,8 @@ const host = (store: ChaosStore): ChaosHost => {
     argsFor: argsFor(store),
     env,
     ...(store.snapshot === undefined ? {} : { snapshot: store.snapshot }),
+    ...(store.prepare === undefined ? {} : { prepare: store.prepare }),
+    ...(store.dispose === undefined ? {} : { dispose: store.dispose }),
     // What `maka resume plan --json --no-recover` prints, from a runtime built afresh like a new host.
     plan: async (dataDir, sessionId) => {
       const chosen = store.storeOf(dataDir)

@@ -44,7 +44,11 @@ export const registerSessionIpc = (
       return run(args)
     })
   }
-  on(Channels.info, 0, (): HostInfo => ({ safeResume: services.safeResume, transport }))
+  on(Channels.info, 0, (): HostInfo => ({
+    safeResume: services.safeResume,
+    transport,
+    autoContinued: services.autoContinued(),
+  }))
   on(Channels.list, 0, () => services.list())
   on(Channels.get, 1, ([sessionId]) => services.get(text(sessionId, 'The session id')))
   on(Channels.send, 2, ([sessionId, prompt]) =>

@@ -21,6 +21,7 @@ import {
   type PermissionMode,
   type TurnResult,
   listSessionSummaries,
+  summarizeStoredSession,
   loadSessionDetail,
   makeFileRuntime,
 } from '@maka/executor'
@@ -88,6 +89,8 @@ export interface SessionServices {
   answerPermission(requestId: string, decision: 'allow' | 'deny'): boolean
   /** The recovery pass over the whole data dir, then (with the flag) every eligible continuation. */
   startup(): Promise<StartupReport>
+  /** What the start-up pass continued so far (empty before it ran, and without the flag). */
+  autoContinued(): ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
   /** Resolves when every run started so far has ended. */
   idle(): Promise<void>
   /** Cancels the runs still going (the window closed): each ends `cancelled` durably. */
@@ -166,6 +169,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   const running = new Set<Promise<unknown>>()
   const active = new Set<FileRuntime>()
   const questions = new Map<string, (decision: 'allow' | 'deny') => void>()
+  let startupContinued: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }> = []
   const sessionOfRun = new Map<string, string>()
 
   // One runtime per run, so runs of different sessions go side by side (the executor's owner
@@ -335,21 +339,8 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           ...(operationStatus === undefined ? {} : { status: operationStatus }),
         })),
       )
-      const summaries = await listSessionSummaries(reader.stores)
-      const summary = E.isRight(summaries) ? summaries.right.find((s) => s.sessionId === sessionId) : undefined
       return {
-        session:
-          summary === undefined
-            ? {
-                sessionId,
-                title: record.title ?? null,
-                cwd: record.cwd,
-                createdAt: record.createdAt,
-                interrupted: false,
-                ownerAlive: false,
-                latestRun: null,
-              }
-            : listItemOf(summary),
+        session: listItemOf(await summarizeStoredSession(reader.stores, sessionId)),
         items: rows.slice(-TRANSCRIPT_ROWS),
         omitted: Math.max(0, rows.length - TRANSCRIPT_ROWS),
       }
@@ -388,6 +379,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     startup: async () => {
       const { actions } = await reader.runtime.recover()
       const continued: Array<{ sessionId: string; runId: string }> = []
+      startupContinued = continued
       const notContinued: Array<{ sessionId: string; result: Parked | StartFailed }> = []
       if (options.safeResume) {
         const summaries = await listSessionSummaries(reader.stores)
@@ -404,6 +396,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       }
       return { recoveryActions: actions.length, continued, notContinued }
     },
+    autoContinued: () => [...startupContinued],
     idle: async () => {
       while (running.size > 0) await Promise.allSettled([...running])
     },

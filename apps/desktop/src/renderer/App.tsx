@@ -58,6 +58,9 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
   const [draft, setDraft] = useState('')
   const selectedRef = useRef<string | null>(null)
   const toastId = useRef(0)
+  // A continuation the start-up pass started is told once, whether its message or the host info
+  // (for a window that connected after start-up) arrives first.
+  const toldContinued = useRef(new Set<string>())
 
   const toast = useCallback((tone: Toast['tone'], title: string, lines: ReadonlyArray<string> = []) => {
     toastId.current += 1
@@ -91,7 +94,15 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
   )
 
   useEffect(() => {
-    void api.info().then(setInfo)
+    const tellContinued = (sessionId: string, runId: string): void => {
+      if (toldContinued.current.has(runId)) return
+      toldContinued.current.add(runId)
+      toast('info', `Session ${sessionId} was interrupted: continuing from its latest safe boundary.`)
+    }
+    void api.info().then((loaded) => {
+      setInfo(loaded)
+      for (const { sessionId, runId } of loaded.autoContinued) tellContinued(sessionId, runId)
+    })
     void refreshList()
     return api.onMessage((message: HostMessage) => {
       switch (message.type) {
@@ -121,7 +132,7 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
           }
           return
         case 'autoContinued':
-          toast('info', `Session ${message.sessionId} was interrupted: continuing from its latest safe boundary.`)
+          tellContinued(message.sessionId, message.runId)
           void refreshList()
           return
       }

@@ -38,6 +38,11 @@ export interface HostInfo {
   /** `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`: the resume entry points exist. */
   readonly safeResume: boolean
   readonly transport: 'electron' | 'http'
+  /**
+   * The continuations the start-up pass started (with the flag), so a window that connects after
+   * start-up still tells the user which interrupted sessions it continued.
+   */
+  readonly autoContinued: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
 }
 
 /**

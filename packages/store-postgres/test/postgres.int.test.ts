@@ -1,0 +1,219 @@
+/**
+ * What the PostgreSQL stores do beyond the conformance suite: the versioned schema (migrated once
+ * however many hosts open a fresh database at once, a newer one refused), words that never carry
+ * the connection string, the host id recorded with each owner lock, a lock that another host's
+ * stale-looking pid cannot take, and the fence that stops writes once the lock connection drops.
+ */
+import { hostname } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { conformanceRows } from '@maka/store-conformance'
+import { describeStoreError, type StoreError } from '@maka/stores'
+import { spawn } from 'node:child_process'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { currentHostId, openPostgresStores, SCHEMA_VERSION, type PostgresStores } from '../src/index.js'
+import { clusterUrl, dropDatabase, freshDatabase, onDatabase } from './support.js'
+
+const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
+const CHILD = fileURLToPath(new URL('../../store-conformance/child/storeChild.mjs', import.meta.url))
+const AT = '2026-01-02T03:04:05.678Z'
+const S = 'session-1'
+const header = {
+  runId: 'run-1',
+  sessionId: S,
+  turnId: 'turn-1',
+  invocationId: 'invocation-1',
+  status: 'created',
+  cwd: '/work/project',
+  providerId: 'provider',
+  modelId: 'model',
+  createdAt: AT,
+  updatedAt: AT,
+} as never
+const session = { sessionId: S, cwd: '/work/project', createdAt: AT } as never
+const lockOf = (pid: number) => ({ pid, hostname: 'host-b', startedAt: AT }) as never
+
+const databases: Array<string> = []
+const open: Array<PostgresStores> = []
+const children: Array<ReturnType<typeof spawn>> = []
+afterEach(async () => {
+  for (const stores of open.splice(0)) await stores.close()
+})
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL')
+  for (const url of databases.splice(0)) await dropDatabase(url)
+})
+const fresh = async () => {
+  const url = await freshDatabase()
+  databases.push(url)
+  return url
+}
+const stores = (url: string, hostId?: string) => {
+  const s = openPostgresStores(url, hostId === undefined ? {} : { hostId })
+  open.push(s)
+  return s
+}
+const value = async <A>(task: () => Promise<{ _tag: 'Left'; left: StoreError } | { _tag: 'Right'; right: A }>) => {
+  const result = await task()
+  if (result._tag === 'Left') throw new Error(describeStoreError(result.left))
+  return result.right
+}
+const failure = async (task: () => Promise<{ _tag: 'Left'; left: StoreError } | { _tag: 'Right'; right: unknown }>) => {
+  const result = await task()
+  if (result._tag === 'Right') throw new Error('expected a failure')
+  return result.left
+}
+
+describe('the PostgreSQL database', () => {
+  it('is migrated once when several instances open a fresh database at once', async () => {
+    const url = await fresh()
+    const many = Array.from({ length: 6 }, () => stores(url))
+    const listed = await Promise.all(many.map((s) => s.sessions.list()()))
+    expect(listed.every((r) => r._tag === 'Right')).toBe(true)
+    const version = await onDatabase(url, async (c) => (await c.query('SELECT version FROM maka_schema')).rows)
+    expect(version).toEqual([{ version: SCHEMA_VERSION }])
+  })
+
+  it('refuses a database written by a newer maka, writing nothing', async () => {
+    const url = await fresh()
+    await value(stores(url).sessions.list())
+    await onDatabase(url, (c) => c.query('UPDATE maka_schema SET version = $1', [SCHEMA_VERSION + 1]))
+    const newer = stores(url)
+    const refused = await failure(newer.sessions.create(session))
+    expect(refused).toMatchObject({ _tag: 'IoFailed', code: 'SCHEMA_TOO_NEW' })
+    await expect(newer.ready()).rejects.toMatchObject({ code: 'SCHEMA_TOO_NEW' })
+    expect(await onDatabase(url, async (c) => (await c.query('SELECT * FROM session_ids')).rows)).toEqual([])
+  })
+
+  it('reports a stored record that no longer decodes as Unreadable', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    await onDatabase(url, (c) => c.query(`UPDATE runs SET header = '{"runId":"run-1"}'`))
+    expect((await failure(s.runs.read(S, 'run-1')))._tag).toBe('Unreadable')
+    const listed = await value(s.runs.list(S))
+    expect(listed).toEqual([{ runId: 'run-1', error: expect.objectContaining({ _tag: 'Unreadable' }) }])
+  })
+})
+
+describe('the ledger', () => {
+  it('holds an event id once per run: a second row with it is refused, appending nothing', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const [first, second] = conformanceRows(S, 1, 2)
+    await value(s.events.append(S, 'run-1', first!))
+    const again = await failure(s.events.append(S, 'run-1', { ...second!, id: first!.id }))
+    expect(again).toMatchObject({ _tag: 'InvalidRecord' })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual([first])
+    expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
+  })
+})
+
+describe('words about the database', () => {
+  it('name the database only: never the URL, its host, user or password', async () => {
+    const base = new URL(clusterUrl())
+    const url = `postgres://maka_secret_user:hunter2-pw@127.0.0.1:1/some_db`
+    const s = stores(url)
+    expect(s.location).toBe('postgres database some_db')
+    const refused = await failure(s.sessions.list())
+    expect(refused).toMatchObject({ _tag: 'IoFailed', code: 'ECONNREFUSED' })
+    const rejected = await s.ready().then(
+      () => null,
+      (e: Error) => e,
+    )
+    expect(rejected).toMatchObject({ code: 'ECONNREFUSED' })
+    for (const words of [describeStoreError(refused), JSON.stringify(refused), rejected!.message]) {
+      for (const secret of ['hunter2', 'maka_secret_user', '127.0.0.1', url]) expect(words).not.toContain(secret)
+    }
+    // A server that answers but refuses the database: its SQLSTATE, still no host.
+    const missing = `postgres://postgres@${base.host}/no_such_db`
+    const absent = await failure(stores(missing).sessions.list())
+    expect(absent).toMatchObject({ _tag: 'IoFailed', code: '3D000' })
+    expect(describeStoreError(absent)).not.toContain(base.host)
+  })
+})
+
+describe('owner locks across hosts', () => {
+  it('takes the host id from MAKA_HOST_ID, else the hostname', () => {
+    expect(currentHostId({ MAKA_HOST_ID: ' rack-7 ' })).toBe('rack-7')
+    expect(currentHostId({ MAKA_HOST_ID: '' })).toBe(hostname())
+    expect(currentHostId({})).toBe(hostname())
+  })
+
+  it('records the holding host, and a judge that calls the holder stale cannot take it', async () => {
+    const url = await fresh()
+    const env: NodeJS.ProcessEnv = { ...process.env, MAKA_HOST_ID: 'host-a' }
+    delete env['NODE_OPTIONS']
+    const input = { module: DIST, open: 'openPostgresStores', location: url, mode: 'lock', sessionId: S, lock: null }
+    const holder = spawn(process.execPath, [CHILD, JSON.stringify(input)], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.push(holder)
+    const exited = new Promise((done) => holder.once('exit', done))
+    await new Promise<void>((done, fail) => {
+      let out = ''
+      holder.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString()
+        if (out.includes('"result":"acquired"')) done()
+        else if (out.includes('"result"')) fail(new Error(out))
+      })
+      holder.once('exit', () => fail(new Error(`holder exited: ${out}`)))
+    })
+    const rows = await onDatabase(url, async (c) => (await c.query('SELECT host_id FROM owner_locks')).rows)
+    expect(rows).toEqual([{ host_id: 'host-a' }])
+    const other = stores(url, 'host-b')
+    const judged: Array<unknown> = []
+    const held = await failure(
+      other.ownerLocks.acquire(S, lockOf(process.pid), (existing) => {
+        judged.push(existing)
+        return Promise.resolve(true)
+      }),
+    )
+    expect(held).toMatchObject({ _tag: 'OwnerLockHeld', existing: { pid: holder.pid } })
+    expect(judged).toEqual([])
+    holder.kill('SIGKILL')
+    await exited
+    for (let waited = 0; (await value(other.ownerLocks.read(S))) !== null; waited += 1) {
+      if (waited > 600) throw new Error('the dead holder still owns the session')
+      await new Promise((done) => setTimeout(done, 100))
+    }
+    await value(other.ownerLocks.acquire(S, lockOf(process.pid), () => Promise.resolve(false)))
+    const after = await onDatabase(url, async (c) => (await c.query('SELECT host_id FROM owner_locks')).rows)
+    expect(after).toEqual([{ host_id: 'host-b' }])
+  })
+
+  it('fences every write to a session whose lock connection dropped, until the lock is taken again', async () => {
+    const url = await fresh()
+    const s = stores(url, 'host-a')
+    await value(s.sessions.create(session))
+    await value(s.runs.create(header))
+    const [first, second] = conformanceRows(S, 1, 2)
+    const lock = lockOf(process.pid)
+    await value(s.ownerLocks.acquire(S, lock, () => Promise.resolve(false)))
+    await value(s.events.append(S, 'run-1', first!))
+    // The server ends the lock connection (a network cut, an administrator): its locks go with it.
+    const ended = await onDatabase(url, async (c) => {
+      const { backend_pid: pid } = (await c.query('SELECT backend_pid FROM owner_locks')).rows[0] as {
+        backend_pid: number
+      }
+      return (await c.query('SELECT pg_terminate_backend($1) AS ok', [pid])).rows[0] as { ok: boolean }
+    })
+    expect(ended.ok).toBe(true)
+    for (let waited = 0; (await value(s.ownerLocks.read(S))) !== null; waited += 1) {
+      if (waited > 600) throw new Error('the terminated connection still holds the lock')
+      await new Promise((done) => setTimeout(done, 100))
+    }
+    let fenced: StoreError | null = null
+    for (let waited = 0; fenced === null; waited += 1) {
+      const attempt = await s.events.append(S, 'run-1', second!)()
+      if (attempt._tag === 'Left') fenced = attempt.left
+      else throw new Error('a write went through after the lock was lost')
+      if (waited > 600) throw new Error('no fence')
+    }
+    expect(fenced).toMatchObject({ _tag: 'IoFailed', code: 'OWNER_LOCK_LOST' })
+    expect((await failure(s.runs.update(header)))._tag).toBe('IoFailed')
+    expect((await value(s.events.read(S, 'run-1'))).highWater).toBe(1)
+    await value(s.ownerLocks.acquire(S, lock, () => Promise.resolve(false)))
+    expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
+    await value(s.ownerLocks.release(S, lock))
+    expect(await value(s.ownerLocks.read(S))).toBeNull()
+  })
+})
