@@ -3,6 +3,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 import { importX } from 'eslint-plugin-import-x'
 
+const BRANDS = '/^(SessionId|RunId|ShellRunId|NonEmptyString|NonNegativeInt|FiniteNumber|IsoTimestamp|AbsolutePath)$/'
 const pureCore = ['packages/events/src/**/*.ts', 'packages/projection/src/**/*.ts', 'packages/planner/src/**/*.ts']
 
 export default tseslint.config(
@@ -22,6 +23,28 @@ export default tseslint.config(
     },
   },
   {
+    // A brand is given by a codec (`X.is`, `X.decode`) or by a named `make…Unsafe` constructor of
+    // @maka/events — never by an `as` cast, which would erase what was checked (decisions 60).
+    ignores: ['packages/events/src/ids.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `TSAsExpression > TSTypeReference[typeName.name=${BRANDS}]`,
+          message: 'Brand with the codec or a make…Unsafe constructor of @maka/events, not a cast.',
+        },
+        {
+          selector: `TSAsExpression > TSTypeReference[typeName.name=/^(Readonly)?Array$/] TSTypeReference[typeName.name=${BRANDS}]`,
+          message: 'Brand with the codec or a make…Unsafe constructor of @maka/events, not a cast.',
+        },
+        {
+          selector: 'TSAsExpression > TSIndexedAccessType',
+          message: 'A cast to a field type is a brand cast: use the codec or a make…Unsafe constructor.',
+        },
+      ],
+    },
+  },
+  {
     files: pureCore,
     ignores: ['**/*.test.ts', '**/test-support/**'],
     rules: {
@@ -30,6 +53,19 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto'], message: 'The pure core does no I/O.' },
+          ],
+        },
+      ],
+      // The core may name a shell package's types (the store owns what a ledger read is), never load it.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@maka/stores', '@maka/stores/*', '@maka/host-inspector', '@maka/executor'],
+              allowTypeImports: true,
+              message: 'The pure core imports the shell for types only.',
+            },
           ],
         },
       ],

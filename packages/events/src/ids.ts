@@ -21,51 +21,6 @@ export const ID_PATTERN = /^[A-Za-z0-9_-]{1,128}$/
  */
 export const isSafeId = (s: unknown): s is string => typeof s === 'string' && ID_PATTERN.test(s)
 
-/** The brand of {@link SessionId}. @category models */
-export interface SessionIdBrand {
-  readonly SessionId: unique symbol
-}
-/**
- * A session id, safe to use as a folder name.
- * @category codecs
- */
-export const SessionId = t.brand(t.string, (s): s is t.Branded<string, SessionIdBrand> => isSafeId(s), 'SessionId')
-/**
- * A session id, safe to use as a folder name.
- * @category models
- */
-export type SessionId = t.TypeOf<typeof SessionId>
-
-/** The brand of {@link RunId}. @category models */
-export interface RunIdBrand {
-  readonly RunId: unique symbol
-}
-/**
- * A run id, safe to use as a folder name.
- * @category codecs
- */
-export const RunId = t.brand(t.string, (s): s is t.Branded<string, RunIdBrand> => isSafeId(s), 'RunId')
-/**
- * A run id, safe to use as a folder name.
- * @category models
- */
-export type RunId = t.TypeOf<typeof RunId>
-
-/** The brand of {@link ShellRunId}. @category models */
-export interface ShellRunIdBrand {
-  readonly ShellRunId: unique symbol
-}
-/**
- * A background shell operation id, safe to use as a file name.
- * @category codecs
- */
-export const ShellRunId = t.brand(t.string, (s): s is t.Branded<string, ShellRunIdBrand> => isSafeId(s), 'ShellRunId')
-/**
- * A background shell operation id, safe to use as a file name.
- * @category models
- */
-export type ShellRunId = t.TypeOf<typeof ShellRunId>
-
 /** The brand of {@link NonEmptyString}. @category models */
 export interface NonEmptyStringBrand {
   readonly NonEmptyString: unique symbol
@@ -84,6 +39,60 @@ export const NonEmptyString = t.brand(
  * @category models
  */
 export type NonEmptyString = t.TypeOf<typeof NonEmptyString>
+
+/** The brand of {@link SessionId}. @category models */
+export interface SessionIdBrand {
+  readonly SessionId: unique symbol
+}
+/**
+ * A session id, safe to use as a folder name. It refines {@link NonEmptyString}, so a checked id is
+ * also a row's `sessionId` without another check.
+ * @category codecs
+ */
+export const SessionId = t.brand(
+  NonEmptyString,
+  (s): s is t.Branded<NonEmptyString, SessionIdBrand> => isSafeId(s),
+  'SessionId',
+)
+/**
+ * A session id, safe to use as a folder name.
+ * @category models
+ */
+export type SessionId = t.TypeOf<typeof SessionId>
+
+/** The brand of {@link RunId}. @category models */
+export interface RunIdBrand {
+  readonly RunId: unique symbol
+}
+/**
+ * A run id, safe to use as a folder name; a {@link NonEmptyString} too.
+ * @category codecs
+ */
+export const RunId = t.brand(NonEmptyString, (s): s is t.Branded<NonEmptyString, RunIdBrand> => isSafeId(s), 'RunId')
+/**
+ * A run id, safe to use as a folder name.
+ * @category models
+ */
+export type RunId = t.TypeOf<typeof RunId>
+
+/** The brand of {@link ShellRunId}. @category models */
+export interface ShellRunIdBrand {
+  readonly ShellRunId: unique symbol
+}
+/**
+ * A background shell operation id, safe to use as a file name.
+ * @category codecs
+ */
+export const ShellRunId = t.brand(
+  NonEmptyString,
+  (s): s is t.Branded<NonEmptyString, ShellRunIdBrand> => isSafeId(s),
+  'ShellRunId',
+)
+/**
+ * A background shell operation id, safe to use as a file name.
+ * @category models
+ */
+export type ShellRunId = t.TypeOf<typeof ShellRunId>
 
 /** The brand of {@link NonNegativeInt}. @category models */
 export interface NonNegativeIntBrand {
@@ -186,6 +195,11 @@ export const makeShellRunIdUnsafe = (s: string): ShellRunId => s as ShellRunId
  * @category unsafe
  */
 export const makeNonEmptyStringUnsafe = (s: string): NonEmptyString => s as NonEmptyString
+/**
+ * Brands a number as a FiniteNumber without checking it (use with `Date#getTime` of a valid date).
+ * @category unsafe
+ */
+export const makeFiniteNumberUnsafe = (n: number): FiniteNumber => n as FiniteNumber
 /**
  * Brands a number as a NonNegativeInt without checking it.
  * @category unsafe

@@ -27,6 +27,7 @@ export {
   makeShellRunIdUnsafe,
   makeNonEmptyStringUnsafe,
   makeNonNegativeIntUnsafe,
+  makeFiniteNumberUnsafe,
   makeIsoTimestampUnsafe,
   makeAbsolutePathUnsafe,
 } from './ids.js'

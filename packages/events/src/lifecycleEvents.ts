@@ -12,10 +12,10 @@ import type { RuntimeEvent, TerminalEventStatus } from './RuntimeEvent.js'
  * @category models
  */
 export interface RunIdentity {
-  readonly sessionId: string
-  readonly invocationId: string
-  readonly runId: string
-  readonly turnId: string
+  readonly sessionId: NonEmptyString
+  readonly invocationId: NonEmptyString
+  readonly runId: NonEmptyString
+  readonly turnId: NonEmptyString
 }
 
 /**
@@ -23,17 +23,17 @@ export interface RunIdentity {
  * @category models
  */
 export interface RowStamp {
-  readonly eventId: string
-  readonly ts: number
+  readonly eventId: NonEmptyString
+  readonly ts: FiniteNumber
 }
 
 const base = (identity: RunIdentity, stamp: RowStamp) => ({
-  id: stamp.eventId as NonEmptyString,
-  sessionId: identity.sessionId as NonEmptyString,
-  invocationId: identity.invocationId as NonEmptyString,
-  runId: identity.runId as NonEmptyString,
-  turnId: identity.turnId as NonEmptyString,
-  ts: stamp.ts as FiniteNumber,
+  id: stamp.eventId,
+  sessionId: identity.sessionId,
+  invocationId: identity.invocationId,
+  runId: identity.runId,
+  turnId: identity.turnId,
+  ts: stamp.ts,
   partial: false,
 })
 

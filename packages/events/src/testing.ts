@@ -4,7 +4,7 @@
  * deterministic.
  */
 import type { ContinuationSource } from './AgentRun.js'
-import type { FiniteNumber, NonEmptyString } from './ids.js'
+import { makeFiniteNumberUnsafe, makeNonEmptyStringUnsafe } from './ids.js'
 import {
   makeContinuationStartEvent,
   makeInitialUserEvent,
@@ -18,7 +18,7 @@ import type { RuntimeEvent } from './RuntimeEvent.js'
  * The identity fixtures use unless told otherwise.
  * @category unsafe
  */
-export const fixtureIdentity: RunIdentity = {
+export const fixtureIdentity: FixtureIdentity = {
   sessionId: 'session-1',
   invocationId: 'invocation-1',
   runId: 'run-1',
@@ -26,11 +26,26 @@ export const fixtureIdentity: RunIdentity = {
 }
 
 /**
+ * A fixture's run identity as plain strings; the builder brands it without checks.
+ * @category unsafe
+ */
+export type FixtureIdentity = { readonly [K in keyof RunIdentity]: string }
+
+const unsafe = makeNonEmptyStringUnsafe
+
+const brandIdentityUnsafe = (identity: FixtureIdentity): RunIdentity => ({
+  sessionId: unsafe(identity.sessionId),
+  invocationId: unsafe(identity.invocationId),
+  runId: unsafe(identity.runId),
+  turnId: unsafe(identity.turnId),
+})
+
+/**
  * Builds rows of one run with sequential ids (`<runId>-e1`, `<runId>-e2`, …).
  * @category unsafe
  */
 export interface LedgerBuilder {
-  readonly identity: RunIdentity
+  readonly identity: FixtureIdentity
   userText(text: string): RuntimeEvent
   modelText(text: string): RuntimeEvent
   thinking(text: string): RuntimeEvent
@@ -49,37 +64,35 @@ export interface LedgerBuilder {
  * @category unsafe
  */
 export const makeLedgerBuilderUnsafe = (
-  identity: RunIdentity = fixtureIdentity,
+  identity: FixtureIdentity = fixtureIdentity,
   startTs = 1_767_225_600_000,
 ): LedgerBuilder => {
+  const ids = brandIdentityUnsafe(identity)
   let counter = 0
   const stamp = () => {
     counter += 1
-    return { eventId: `${identity.runId}-e${counter}`, ts: startTs + counter }
+    return { eventId: unsafe(`${identity.runId}-e${counter}`), ts: makeFiniteNumberUnsafe(startTs + counter) }
   }
   const row = (fields: Pick<RuntimeEvent, 'role' | 'author'> & Partial<RuntimeEvent>): RuntimeEvent => {
     const s = stamp()
     return {
-      id: s.eventId as NonEmptyString,
-      sessionId: identity.sessionId as NonEmptyString,
-      invocationId: identity.invocationId as NonEmptyString,
-      runId: identity.runId as NonEmptyString,
-      turnId: identity.turnId as NonEmptyString,
-      ts: s.ts as FiniteNumber,
+      id: s.eventId,
+      ...ids,
+      ts: s.ts,
       partial: false,
       ...fields,
     }
   }
   return {
     identity,
-    userText: (text) => makeInitialUserEvent(identity, stamp(), text),
+    userText: (text) => makeInitialUserEvent(ids, stamp(), text),
     modelText: (text) => row({ role: 'model', author: 'agent', status: 'completed', content: { kind: 'text', text } }),
     thinking: (text) => row({ role: 'model', author: 'agent', content: { kind: 'thinking', text } }),
     functionCall: (toolCallId, name, args = {}) =>
       row({
         role: 'model',
         author: 'agent',
-        content: { kind: 'function_call', id: toolCallId as NonEmptyString, name: name as NonEmptyString, args },
+        content: { kind: 'function_call', id: unsafe(toolCallId), name: unsafe(name), args },
         refs: { toolCallId },
       }),
     functionResponse: (toolCallId, name, result = { ok: true }, isError) =>
@@ -88,8 +101,8 @@ export const makeLedgerBuilderUnsafe = (
         author: 'tool',
         content: {
           kind: 'function_response',
-          id: toolCallId as NonEmptyString,
-          name: name as NonEmptyString,
+          id: unsafe(toolCallId),
+          name: unsafe(name),
           result,
           ...(isError === undefined ? {} : { isError }),
         },
@@ -101,9 +114,9 @@ export const makeLedgerBuilderUnsafe = (
         author: 'system',
         actions: {
           permissionRequest: {
-            requestId: requestId as NonEmptyString,
-            toolName: toolName as NonEmptyString,
-            ...(toolCallId === undefined ? {} : { toolCallId: toolCallId as NonEmptyString }),
+            requestId: unsafe(requestId),
+            toolName: unsafe(toolName),
+            ...(toolCallId === undefined ? {} : { toolCallId: unsafe(toolCallId) }),
           },
         },
       }),
@@ -111,12 +124,12 @@ export const makeLedgerBuilderUnsafe = (
       row({
         role: 'user',
         author: 'user',
-        actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
+        actions: { permissionDecision: { requestId: unsafe(requestId), decision } },
       }),
     errorFact: (message) => row({ role: 'system', author: 'system', content: { kind: 'error', message } }),
     terminal: (outcome = { status: 'failed', failureClass: 'app_restarted', message: 'the process ended' }) =>
-      makeTerminalEvent(identity, stamp(), outcome),
-    continuationStart: (source) => makeContinuationStartEvent(identity, stamp(), source),
+      makeTerminalEvent(ids, stamp(), outcome),
+    continuationStart: (source) => makeContinuationStartEvent(ids, stamp(), source),
     partial: (event) => ({ ...event, partial: true }),
   }
 }

@@ -12,13 +12,22 @@ import {
   decodeRuntimeEvent,
   isSafeId,
   makeContinuationStartEvent,
+  makeFiniteNumberUnsafe,
   makeInitialUserEvent,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
   makeTerminalEvent,
 } from '../src/index.js'
 import { makeLedgerBuilderUnsafe } from '../src/testing.js'
 
-const identity = { sessionId: 's1', invocationId: 'i1', runId: 'r1', turnId: 't1' }
-const stamp = { eventId: 'e1', ts: 1 }
+const identity = {
+  sessionId: makeNonEmptyStringUnsafe('s1'),
+  invocationId: makeNonEmptyStringUnsafe('i1'),
+  runId: makeNonEmptyStringUnsafe('r1'),
+  turnId: makeNonEmptyStringUnsafe('t1'),
+}
+const stamp = { eventId: makeNonEmptyStringUnsafe('e1'), ts: makeFiniteNumberUnsafe(1) }
 
 const header = {
   runId: 'run-1',
@@ -127,10 +136,10 @@ describe('RuntimeEvent', () => {
 
     it('builds a continuation-start event with the four source refs and no content or status', () => {
       const row = makeContinuationStartEvent(identity, stamp, {
-        sourceInvocationId: 'i0' as never,
-        sourceRunId: 'r0' as never,
-        sourceTurnId: 't0' as never,
-        sourceRuntimeEventHighWater: 4 as never,
+        sourceInvocationId: makeNonEmptyStringUnsafe('i0'),
+        sourceRunId: makeRunIdUnsafe('r0'),
+        sourceTurnId: makeNonEmptyStringUnsafe('t0'),
+        sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(4),
       })
       expect(E.isRight(decodeRuntimeEvent(row))).toBe(true)
       expect(row.content).toBeUndefined()

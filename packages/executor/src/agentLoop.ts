@@ -3,7 +3,7 @@
  * only after its `function_call` row is committed, and its `function_response` row is appended when
  * it ends — so after a crash the ledger says exactly which calls may have had effects.
  */
-import type { NonEmptyString, NonNegativeInt, RuntimeEvent } from '@maka/events'
+import { NonEmptyString, type RuntimeEvent, makeNonNegativeIntUnsafe } from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
 import { type ModelProvider, ProviderError, failureClassOfProviderError, materializeHistory } from '@maka/providers'
 import type { Tool, ToolOutcome } from '@maka/tools'
@@ -51,16 +51,22 @@ export interface LoopInput {
   readonly signal?: AbortSignal
 }
 
+interface ToolCall {
+  readonly id: NonEmptyString
+  readonly name: NonEmptyString
+  readonly args: unknown
+}
+
 interface StepResult {
   readonly text: string
-  readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly args: unknown }>
+  readonly toolCalls: ReadonlyArray<ToolCall>
   readonly usage: { readonly input: number; readonly output: number } | null
 }
 
 const runStep = async (input: LoopInput): Promise<StepResult> => {
   const messages = materializeHistory([...input.history, ...input.writer.committed()])
   let text = ''
-  const toolCalls: Array<{ id: string; name: string; args: unknown }> = []
+  const toolCalls: Array<ToolCall> = []
   let usage: { input: number; output: number } | null = null
   const specs = input.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
   const request = {
@@ -75,9 +81,17 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
         text += chunk.text
         notifyObserver(() => input.observer?.onTextDelta?.(input.writer.header().runId, chunk.text))
         break
-      case 'tool_call':
-        toolCalls.push({ id: chunk.id, name: chunk.name, args: chunk.args })
+      case 'tool_call': {
+        const { id, name, args } = chunk
+        // Parsed here, where the provider port's answer enters the run: a call without an id or a
+        // name could never be answered by a row, so it never runs (the OpenAI-compatible provider
+        // already refuses such a call the same way).
+        if (!NonEmptyString.is(id) || !NonEmptyString.is(name)) {
+          throw new ProviderError('bad_response', 'The model sent a tool call without an id or a name.')
+        }
+        toolCalls.push({ id, name, args })
         break
+      }
       case 'usage':
         usage = { input: chunk.input, output: chunk.output }
         break
@@ -85,6 +99,10 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
   }
   return { text, toolCalls, usage }
 }
+
+// A provider's count, rounded and never negative. An infinite one is refused by the store's row
+// check on append, as it always was.
+const tokenCount = (n: number) => makeNonNegativeIntUnsafe(Math.max(0, Math.round(n)))
 
 const shellRecorder = (stores: StorePorts) => ({
   record: async (run: Parameters<StorePorts['shellRuns']['write']>[0]) => {
@@ -149,8 +167,8 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
           : {
               actions: {
                 tokenUsage: {
-                  input: Math.max(0, Math.round(usage.input)) as NonNegativeInt,
-                  output: Math.max(0, Math.round(usage.output)) as NonNegativeInt,
+                  input: tokenCount(usage.input),
+                  output: tokenCount(usage.output),
                 },
               },
             }),
@@ -163,8 +181,8 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
         author: 'agent',
         content: {
           kind: 'function_call',
-          id: call.id as NonEmptyString,
-          name: call.name as NonEmptyString,
+          id: call.id,
+          name: call.name,
           args: call.args,
         },
         refs: { toolCallId: call.id },
@@ -179,7 +197,7 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       } else if (cancelled()) {
         // The call row is committed, so it gets a response: the tool never ran.
         outcome = { result: { error: 'The run was cancelled before this tool ran.' }, isError: true }
-      } else if ((await authorise(input, tool, call.id, call.args)) === 'deny') {
+      } else if ((await authorise(input, tool, call)) === 'deny') {
         outcome = { result: { error: 'Permission denied.' }, isError: true }
       } else {
         outcome = await runTool(input, tool, call)
@@ -189,8 +207,8 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
         author: 'tool',
         content: {
           kind: 'function_response',
-          id: call.id as NonEmptyString,
-          name: call.name as NonEmptyString,
+          id: call.id,
+          name: call.name,
           result: outcome.result,
           ...(outcome.isError ? { isError: true } : {}),
         },

@@ -8,13 +8,12 @@ import {
   type ContinuationClaim,
   type ContinuationSource,
   type IsoTimestamp,
-  type NonEmptyString,
   type RowStamp,
   type RuntimeEvent,
   makeContinuationStartEvent,
 } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
-import { type ProviderIdentity, providerBaseUrlOf } from './decideTurnStart.js'
+import type { ProviderIdentity } from './decideTurnStart.js'
 
 /**
  * The approved continuation of a plan.
@@ -67,9 +66,7 @@ export const decideContinuation = (input: ContinuationInput): ContinuationStart 
     invocationId: c.invocationId,
     status: 'created',
     cwd: input.sourceHeader.cwd,
-    providerId: input.provider.providerId as NonEmptyString,
-    modelId: input.provider.modelId as NonEmptyString,
-    ...providerBaseUrlOf(input.provider),
+    ...input.provider,
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
     workspaceIdentity: c.safetySnapshot.workspaceIdentity,

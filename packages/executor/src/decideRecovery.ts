@@ -7,23 +7,16 @@ import {
   type AgentRun,
   type ContinuationClaim,
   FailureClass,
+  type FiniteNumber,
   type IsoTimestamp,
-  type NonEmptyString,
+  NonEmptyString,
   type RuntimeEvent,
   isTerminalEvent,
   isTerminalRunStatus,
   makeTerminalEvent,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-
-/**
- * The part of a ledger read recovery needs.
- * @category models
- */
-export interface RecoveryLedger {
-  readonly events: ReadonlyArray<RuntimeEvent>
-  readonly problem: { readonly _tag: string; readonly line: number } | null
-}
+import type { LedgerSnapshot } from '@maka/stores'
 
 /**
  * What recovery must do for one run.
@@ -49,14 +42,16 @@ export type RunRecoveryDecision =
  */
 export interface RecoveryStamp {
   readonly now: IsoTimestamp
-  readonly ts: number
-  readonly eventId: string
+  readonly ts: FiniteNumber
+  readonly eventId: NonEmptyString
 }
 
-const failureClassOf = (event: RuntimeEvent): string | undefined => {
+const failureClassOf = (event: RuntimeEvent): NonEmptyString | undefined => {
   const fromDelta = event.actions?.stateDelta?.['failureClass']
-  if (typeof fromDelta === 'string' && fromDelta.length > 0) return fromDelta
-  return event.content?.kind === 'error' ? event.content.code : undefined
+  if (NonEmptyString.is(fromDelta)) return fromDelta
+  const code = event.content?.kind === 'error' ? event.content.code : undefined
+  // An empty code names no class: the repaired header records none rather than an invalid one.
+  return NonEmptyString.is(code) ? code : undefined
 }
 
 const headerFromTerminal = (header: AgentRun, terminal: RuntimeEvent, now: IsoTimestamp): AgentRun => {
@@ -69,7 +64,7 @@ const headerFromTerminal = (header: AgentRun, terminal: RuntimeEvent, now: IsoTi
     status,
     updatedAt: now,
     completedAt: header.completedAt ?? now,
-    ...(failureClass === undefined ? {} : { failureClass: failureClass as NonEmptyString }),
+    ...(failureClass === undefined ? {} : { failureClass }),
   }
 }
 
@@ -94,7 +89,7 @@ const recoveredTerminal = (
  */
 export const decideRunRecovery = (
   header: AgentRun,
-  ledger: RecoveryLedger,
+  ledger: LedgerSnapshot,
   stamp: RecoveryStamp,
 ): RunRecoveryDecision => {
   if (ledger.problem !== null) {

@@ -6,7 +6,7 @@
 import {
   type AgentRun,
   type IsoTimestamp,
-  type NonEmptyString,
+  NonEmptyString,
   type RowStamp,
   type RuntimeEvent,
   type TerminalRunStatus,
@@ -78,7 +78,7 @@ export const decideTerminal = (
     status,
     headerFields: {
       completedAt,
-      ...(failureClass === undefined ? {} : { failureClass: failureClass as NonEmptyString }),
+      ...(NonEmptyString.is(failureClass) ? { failureClass } : {}),
       ...(outcome._tag === 'Cancelled' ? { abortSource: 'user' } : {}),
     },
   }

@@ -4,14 +4,16 @@
  * performer writes them in the contract's order.
  */
 import {
+  type AbsolutePath,
   type AgentRun,
   type IsoTimestamp,
-  type NonEmptyString,
+  NonEmptyString,
   type RowStamp,
   type RunId,
   type RuntimeEvent,
   type SessionId,
   makeInitialUserEvent,
+  makeNonEmptyStringUnsafe,
 } from '@maka/events'
 
 /**
@@ -19,10 +21,26 @@ import {
  * @category models
  */
 export interface ProviderIdentity {
+  readonly providerId: NonEmptyString
+  readonly modelId: NonEmptyString
+  readonly providerBaseUrl?: NonEmptyString
+}
+
+/**
+ * The provider port's identity, branded once where it enters a run. A local model has no endpoint,
+ * and an empty one is not recorded. An empty provider or model id is not checked here: the store's
+ * header check refuses it (`store_failed`, nothing of the run written), as it always did.
+ * @category constructors
+ */
+export const providerIdentityOf = (provider: {
   readonly providerId: string
   readonly modelId: string
   readonly baseUrl?: string | undefined
-}
+}): ProviderIdentity => ({
+  providerId: makeNonEmptyStringUnsafe(provider.providerId),
+  modelId: makeNonEmptyStringUnsafe(provider.modelId),
+  ...(NonEmptyString.is(provider.baseUrl) ? { providerBaseUrl: provider.baseUrl } : {}),
+})
 
 /**
  * What a normal turn's start is decided from.
@@ -33,9 +51,9 @@ export interface TurnStartInput {
   readonly runId: RunId
   readonly turnId: NonEmptyString
   readonly invocationId: NonEmptyString
-  readonly cwd: string
+  readonly cwd: AbsolutePath
   /** Only when the safety inspection ran (the resume flag is on). */
-  readonly workspaceIdentity?: string | undefined
+  readonly workspaceIdentity?: NonEmptyString | undefined
   readonly provider: ProviderIdentity
   readonly prompt: string
   readonly createdAt: IsoTimestamp
@@ -53,15 +71,6 @@ export interface TurnStart {
 }
 
 /**
- * A local model has no endpoint, and an empty one is not recorded.
- * @category constructors
- */
-export const providerBaseUrlOf = (provider: ProviderIdentity): Pick<AgentRun, 'providerBaseUrl'> =>
-  provider.baseUrl === undefined || provider.baseUrl === ''
-    ? {}
-    : { providerBaseUrl: provider.baseUrl as NonEmptyString }
-
-/**
  * Decides the header and the initial user event of a normal turn.
  * @category constructors
  */
@@ -72,13 +81,11 @@ export const decideTurnStart = (input: TurnStartInput): TurnStart => {
     turnId: input.turnId,
     invocationId: input.invocationId,
     status: 'created',
-    cwd: input.cwd as AgentRun['cwd'],
-    providerId: input.provider.providerId as NonEmptyString,
-    modelId: input.provider.modelId as NonEmptyString,
-    ...providerBaseUrlOf(input.provider),
+    cwd: input.cwd,
+    ...input.provider,
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
-    ...(input.workspaceIdentity === undefined ? {} : { workspaceIdentity: input.workspaceIdentity as NonEmptyString }),
+    ...(input.workspaceIdentity === undefined ? {} : { workspaceIdentity: input.workspaceIdentity }),
   }
   return { header, initialUser: makeInitialUserEvent(header, input.stamp, input.prompt) }
 }

@@ -8,6 +8,7 @@ import { describeParkReason, ExecutionRejectionSentences } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { type ApprovedContinuation, decideContinuation } from './decideContinuation.js'
+import { providerIdentityOf } from './decideTurnStart.js'
 import { failureClassOfOutcome, failureOf } from './decideTerminal.js'
 import { emitSafely } from './lifecycle.js'
 import { observeBoundary } from './observeBoundary.js'
@@ -65,7 +66,7 @@ export const makeExecuteContinuation = (
     const start = decideContinuation({
       continuation: c,
       sourceHeader: observed.sourceHeader,
-      provider,
+      provider: providerIdentityOf(provider),
       createdAt,
       stamp: rowStamp(c.runId, 1, ctx.clock().getTime()),
     })

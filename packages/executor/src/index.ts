@@ -15,7 +15,6 @@ export {
   type ContinuationRejectionCode,
 } from './RuntimeDeps.js'
 export {
-  type RecoveryLedger,
   type RunRecoveryDecision,
   type RecoveryStamp,
   decideRunRecovery,
@@ -24,7 +23,13 @@ export {
   type AbandonedClaimRepair,
   decideAbandonedClaim,
 } from './decideRecovery.js'
-export { type ProviderIdentity, type TurnStartInput, type TurnStart, decideTurnStart } from './decideTurnStart.js'
+export {
+  type ProviderIdentity,
+  type TurnStartInput,
+  type TurnStart,
+  decideTurnStart,
+  providerIdentityOf,
+} from './decideTurnStart.js'
 export {
   type ApprovedContinuation,
   type ContinuationInput,

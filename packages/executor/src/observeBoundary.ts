@@ -4,6 +4,7 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { HostInspector } from '@maka/host-inspector'
+import { boundaryHolderOf } from '@maka/planner'
 import type { StorePorts } from '@maka/stores'
 import type { ApprovedContinuation } from './decideContinuation.js'
 import { observeHostFacts } from './portAdapters.js'
@@ -24,22 +25,13 @@ export const observeBoundary = async (
   const facts = E.isRight(header) ? await observeHostFacts(stores, inspector)(c.sessionId, header.right)() : null
   const runs = await stores.runs.list(c.sessionId)()
   const claim = await stores.claims.read(c.sessionId, c.sourceRunId, c.sourceRuntimeEventHighWater)()
+  const boundary = { sourceRunId: c.sourceRunId, highWater: c.sourceRuntimeEventHighWater }
   let holder: string | null = null
   let targetExists = false
   if (E.isRight(runs)) {
-    for (const entry of runs.right) {
-      if (entry.runId === c.runId) targetExists = true
-      if ('header' in entry) {
-        const source = entry.header.continuationSource
-        if (
-          source !== undefined &&
-          source.sourceRunId === c.sourceRunId &&
-          source.sourceRuntimeEventHighWater === c.sourceRuntimeEventHighWater
-        ) {
-          holder = entry.runId
-        }
-      }
-    }
+    targetExists = runs.right.some((entry) => entry.runId === c.runId)
+    const headers = runs.right.flatMap((entry) => ('header' in entry ? [entry.header] : []))
+    holder = boundaryHolderOf(headers, [], boundary)?.runId ?? null
   } else {
     // Without the list we cannot prove the boundary is free: fail closed.
     holder = 'unknown'

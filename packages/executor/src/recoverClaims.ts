@@ -6,6 +6,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { type ContinuationClaim, makeIsoTimestampUnsafe } from '@maka/events'
 import { decideAbandonedClaim } from './decideRecovery.js'
 import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
+import { rowStamp } from './runWriter.js'
 
 /**
  * The claim step of recovery.
@@ -37,8 +38,7 @@ export const makeRecoverClaims = ({ stores, clock }: Pick<StartupRecoveryDeps, '
     const createdAt = nowIso()
     const repair = decideAbandonedClaim(claim, source.right, createdAt, {
       now: nowIso(),
-      ts: clock().getTime(),
-      eventId: `${claim.targetRunId}-e1`,
+      ...rowStamp(claim.targetRunId, 1, clock().getTime()),
     })
     const created = await stores.runs.create(repair.header)()
     if (E.isLeft(created)) {

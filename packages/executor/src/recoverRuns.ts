@@ -13,6 +13,7 @@ import {
 } from '@maka/events'
 import { decideRunRecovery } from './decideRecovery.js'
 import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
+import { rowStamp } from './runWriter.js'
 
 const run = async <A, L>(task: () => Promise<E.Either<L, A>>): Promise<E.Either<L, A>> => task()
 
@@ -86,8 +87,7 @@ export const makeRecoverRuns = ({ stores, clock }: Pick<StartupRecoveryDeps, 'st
     }
     const decision = decideRunRecovery(header, ledger.right, {
       now: nowIso(),
-      ts: clock().getTime(),
-      eventId: `${header.runId}-e${ledger.right.highWater + 1}`,
+      ...rowStamp(header.runId, ledger.right.highWater + 1, clock().getTime()),
     })
     switch (decision._tag) {
       case 'Consistent':

@@ -11,8 +11,9 @@ import {
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-import type { Continuation, HostFacts } from '@maka/planner'
+import { type Continuation, type HostFacts, sameCwd } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
+import type { LedgerSnapshot } from '@maka/stores'
 
 /**
  * What the executor re-read from durable state and the host just before claiming.
@@ -22,11 +23,7 @@ export interface RevalidationObservation {
   /** The source header, or null when it can no longer be read. */
   readonly sourceHeader: AgentRun | null
   /** The source ledger, or null when it can no longer be read. */
-  readonly ledger: {
-    readonly events: ReadonlyArray<RuntimeEvent>
-    readonly highWater: number
-    readonly problem: { readonly _tag: string } | null
-  } | null
+  readonly ledger: LedgerSnapshot | null
   /** Fresh host facts, or null when they cannot be observed. */
   readonly facts: HostFacts | null
   /** The run that already holds this boundary (by header or claim), if any. */
@@ -49,8 +46,6 @@ const ORDER: ReadonlyArray<ExecutionRejection> = [
   'continuation_claim_conflict',
   'target_run_conflict',
 ]
-
-const withoutTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
 
 /**
  * Structural equality of plain JSON data (what ledgers and plans are made of).
@@ -101,7 +96,7 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
   if (header !== null && ledger !== null && !terminalIsIntact(header, ledger.events, plan.sourceRuntimeContext)) {
     found.add('source_terminal_changed')
   }
-  if (header !== null && (facts === null || withoutTrailingSeparator(header.cwd) !== facts.currentCwd)) {
+  if (header !== null && (facts === null || !sameCwd(header.cwd, facts.currentCwd))) {
     found.add('source_cwd_changed')
   }
   if (ledger === null || ledger.problem !== null) {

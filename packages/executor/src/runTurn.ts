@@ -4,10 +4,18 @@
  */
 import { realpath } from 'node:fs/promises'
 import * as E from 'fp-ts/lib/Either.js'
-import { type AgentRun, type RunId, ExecutionRejectionSentences, SessionId, describeParkReason } from '@maka/events'
+import {
+  AbsolutePath,
+  NonEmptyString,
+  type RunId,
+  ExecutionRejectionSentences,
+  SessionId,
+  describeParkReason,
+} from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
+import { normalizeCwd } from '@maka/planner'
 import { type StoreError, describeStoreError } from '@maka/stores'
-import { decideTurnStart } from './decideTurnStart.js'
+import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
 import { turnStartWrites } from './performWrites.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
@@ -15,7 +23,11 @@ import { rowStamp } from './runWriter.js'
 import type { TurnRequest, TurnResult } from './Runtime.js'
 import { describeSessionHistoryProblem, loadSessionHistory } from './sessionMemory.js'
 
-const stripTrailingSeparator = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path)
+const workspaceUnavailable: TurnResult = {
+  _tag: 'Refused',
+  code: 'workspace_unavailable',
+  message: 'The workspace directory does not exist or cannot be read.',
+}
 
 const storeRefusal = (error: StoreError): TurnResult => ({
   _tag: 'Refused',
@@ -32,25 +44,22 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   const { deps, stores, nowIso, newId } = ctx
 
   /** An existing session keeps its recorded cwd; a new one records the real path of the request's. */
-  const sessionCwd = async (sessionId: SessionId, requestedCwd: string): Promise<E.Either<TurnResult, string>> => {
+  const sessionCwd = async (
+    sessionId: SessionId,
+    requestedCwd: string,
+  ): Promise<E.Either<TurnResult, AbsolutePath>> => {
     const existing = await stores.sessions.read(sessionId)()
     if (E.isRight(existing)) return E.right(existing.right.cwd)
     if (existing.left._tag !== 'NotFound') return E.left(storeRefusal(existing.left))
     let cwd: string
     try {
-      cwd = stripTrailingSeparator(await realpath(requestedCwd))
+      cwd = normalizeCwd(await realpath(requestedCwd))
     } catch {
-      return E.left({
-        _tag: 'Refused',
-        code: 'workspace_unavailable',
-        message: 'The workspace directory does not exist or cannot be read.',
-      })
+      return E.left(workspaceUnavailable)
     }
-    const created = await stores.sessions.create({
-      sessionId,
-      cwd: cwd as AgentRun['cwd'],
-      createdAt: nowIso(),
-    })()
+    // realpath answers an absolute path; anything else is not a workspace (fail closed).
+    if (!AbsolutePath.is(cwd)) return E.left(workspaceUnavailable)
+    const created = await stores.sessions.create({ sessionId, cwd, createdAt: nowIso() })()
     return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
   }
 
@@ -63,13 +72,16 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     const cwdResult = await sessionCwd(sessionId, request.cwd)
     if (E.isLeft(cwdResult)) return cwdResult.left
     let cwd = cwdResult.right
-    let workspaceIdentity: string | undefined
+    let workspaceIdentity: NonEmptyString | undefined
     // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
     if (deps.safeBoundaryResumeEnabled) {
       const observed = await observeWorkspace(cwd)()
       if (E.isLeft(observed)) return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
-      cwd = observed.right.canonicalPath
-      workspaceIdentity = observed.right.identity
+      const { canonicalPath, identity } = observed.right
+      // The inspector answers a realpath and `fs:<dev>:<ino>:<path>`; anything else fails closed.
+      if (!AbsolutePath.is(canonicalPath) || !NonEmptyString.is(identity)) return workspaceUnavailable
+      cwd = canonicalPath
+      workspaceIdentity = identity
     }
     // The session's earlier turns, read before anything of this turn is written (fail closed).
     const history = await loadSessionHistory(stores, sessionId)
@@ -91,7 +103,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       invocationId,
       cwd,
       workspaceIdentity,
-      provider,
+      provider: providerIdentityOf(provider),
       prompt: request.prompt,
       createdAt,
       stamp: rowStamp(runId, 1, ctx.clock().getTime()),

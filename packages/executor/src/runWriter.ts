@@ -6,13 +6,13 @@
 import * as E from 'fp-ts/lib/Either.js'
 import {
   type AgentRun,
-  type FiniteNumber,
-  type NonEmptyString,
   type RowStamp,
   type RunStatus,
   type RuntimeEvent,
   isTerminalEvent,
+  makeFiniteNumberUnsafe,
   makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
 } from '@maka/events'
 import { type StorePorts, type StoreError, describeStoreError } from '@maka/stores'
 import type { RunObserver } from './RuntimeDeps.js'
@@ -68,7 +68,12 @@ export const notifyObserver = (notify: () => void): void => {
  * The stamp of a run's row number `row` (1-based): ids are positional, so a replay names rows alike.
  * @category constructors
  */
-export const rowStamp = (runId: string, row: number, ts: number): RowStamp => ({ eventId: `${runId}-e${row}`, ts })
+export const rowStamp = (runId: string, row: number, ts: number): RowStamp => ({
+  // Never empty by construction. The time is the clock's; a clock that answers NaN is refused by
+  // the store's row check on append, as it always was.
+  eventId: makeNonEmptyStringUnsafe(`${runId}-e${row}`),
+  ts: makeFiniteNumberUnsafe(ts),
+})
 
 const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreError, A>>): Promise<A> => {
   const result = await task()
@@ -115,12 +120,12 @@ export const makeRunWriter = (deps: {
     append: (fields, options) => {
       const s = stamp()
       const row: RuntimeEvent = {
-        id: s.eventId as NonEmptyString,
-        sessionId: header.sessionId as unknown as NonEmptyString,
+        id: s.eventId,
+        sessionId: header.sessionId,
         invocationId: header.invocationId,
-        runId: header.runId as unknown as NonEmptyString,
+        runId: header.runId,
         turnId: header.turnId,
-        ts: s.ts as FiniteNumber,
+        ts: s.ts,
         partial: false,
         ...fields,
       }

@@ -2,7 +2,7 @@
  * Permission for a tool call: the request and the decision are system facts in the ledger, the
  * question (with the call's preview) goes to the person only, and a cancel denies a pending question.
  */
-import type { NonEmptyString } from '@maka/events'
+import { type NonEmptyString, makeNonEmptyStringUnsafe } from '@maka/events'
 import type { Tool } from '@maka/tools'
 import type { PermissionMode, PermissionQuestion } from './RuntimeDeps.js'
 import type { RunWriter } from './runWriter.js'
@@ -58,20 +58,22 @@ const untilAborted = (
 export const authorise = async (
   input: PermissionContext,
   tool: Tool,
-  toolCallId: string,
-  args: unknown,
+  call: { readonly id: NonEmptyString; readonly name: NonEmptyString; readonly args: unknown },
 ): Promise<'allow' | 'deny'> => {
   if (!tool.mutates) return 'allow'
   const { writer } = input
-  const requestId = `perm-${toolCallId}`
+  const { id: toolCallId, args } = call
+  // Never empty by construction.
+  const requestId = makeNonEmptyStringUnsafe(`perm-${toolCallId}`)
   await writer.append({
     role: 'system',
     author: 'system',
     actions: {
       permissionRequest: {
-        requestId: requestId as NonEmptyString,
-        toolName: tool.name as NonEmptyString,
-        toolCallId: toolCallId as NonEmptyString,
+        requestId,
+        // The call's name: the loop found `tool` by it, so the two are the same string.
+        toolName: call.name,
+        toolCallId,
       },
     },
   })
@@ -105,7 +107,7 @@ export const authorise = async (
   await writer.append({
     role: 'system',
     author: answeredByUser ? 'user' : 'system',
-    actions: { permissionDecision: { requestId: requestId as NonEmptyString, decision } },
+    actions: { permissionDecision: { requestId, decision } },
   })
   return decision
 }

@@ -1,7 +1,20 @@
 import { describe, expect, it } from 'vitest'
-import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
-import type { AgentRun, IsoTimestamp } from '@maka/events'
-import { type ApprovedContinuation, type ContinuationInput, decideContinuation } from '../src/index.js'
+import {
+  makeAbsolutePathUnsafe,
+  makeFiniteNumberUnsafe,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
+import type { AgentRun } from '@maka/events'
+import {
+  type ApprovedContinuation,
+  type ContinuationInput,
+  decideContinuation,
+  providerIdentityOf,
+} from '../src/index.js'
 
 const continuation: ApprovedContinuation = {
   sessionId: makeSessionIdUnsafe('session-1'),
@@ -27,7 +40,7 @@ const sourceHeader = {
   turnId: 'turn-1',
   invocationId: 'inv-1',
   status: 'failed',
-  cwd: '/recorded/workspace',
+  cwd: makeAbsolutePathUnsafe('/recorded/workspace'),
   providerId: 'old-provider',
   modelId: 'old-model',
   providerBaseUrl: 'http://old.example',
@@ -39,9 +52,9 @@ const sourceHeader = {
 const input: ContinuationInput = {
   continuation,
   sourceHeader,
-  provider: { providerId: 'scripted', modelId: 'model-b' },
-  createdAt: '2026-01-02T00:00:00.000Z' as IsoTimestamp,
-  stamp: { eventId: 'run-2-e1', ts: 1_767_312_000_000 },
+  provider: providerIdentityOf({ providerId: 'scripted', modelId: 'model-b' }),
+  createdAt: makeIsoTimestampUnsafe('2026-01-02T00:00:00.000Z'),
+  stamp: { eventId: makeNonEmptyStringUnsafe('run-2-e1'), ts: makeFiniteNumberUnsafe(1_767_312_000_000) },
 }
 
 const source = {
@@ -92,7 +105,11 @@ describe('decideContinuation', () => {
     it(`records the current provider’s endpoint, not the source’s (${name})`, () => {
       const { header } = decideContinuation({
         ...input,
-        provider: { providerId: 'p', modelId: 'm', ...(given === undefined ? {} : { baseUrl: given }) },
+        provider: providerIdentityOf({
+          providerId: 'p',
+          modelId: 'm',
+          ...(given === undefined ? {} : { baseUrl: given }),
+        }),
       })
       expect(header.providerBaseUrl).toBe(recorded)
     })

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { AgentRun, ContinuationClaim, IsoTimestamp, RunStatus, RuntimeEvent } from '@maka/events'
+import { makeFiniteNumberUnsafe, makeIsoTimestampUnsafe, makeNonEmptyStringUnsafe } from '@maka/events'
+import type { AgentRun, ContinuationClaim, RunStatus, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { decideAbandonedClaim, decideRunRecovery, type RecoveryLedger, type RunRecoveryDecision } from '../src/index.js'
+import { type LedgerSnapshot, emptyLedgerSnapshot } from '@maka/stores'
+import { decideAbandonedClaim, decideRunRecovery, type RunRecoveryDecision } from '../src/index.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'inv-1', runId: 'run-1', turnId: 'turn-1' }
 
@@ -17,9 +19,18 @@ const headerWith = (status: RunStatus, extra: Readonly<Record<string, string>> =
     ...extra,
   }) as AgentRun
 
-const stamp = { now: '2026-01-02T00:00:00.000Z' as IsoTimestamp, ts: 1_767_312_000_000, eventId: 'run-1-e99' }
+const stamp = {
+  now: makeIsoTimestampUnsafe('2026-01-02T00:00:00.000Z'),
+  ts: makeFiniteNumberUnsafe(1_767_312_000_000),
+  eventId: makeNonEmptyStringUnsafe('run-1-e99'),
+}
 
-const ledgerOf = (events: ReadonlyArray<RuntimeEvent>): RecoveryLedger => ({ events, problem: null })
+const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, problem: LedgerSnapshot['problem'] = null): LedgerSnapshot => ({
+  ...emptyLedgerSnapshot,
+  events,
+  highWater: events.length,
+  problem,
+})
 
 /** user → call → response: an interrupted prefix with no terminal event. */
 const interruptedRows = () => {
@@ -182,7 +193,7 @@ describe('decideRunRecovery', () => {
       const { rows } = interruptedRows()
       const decision = decideRunRecovery(
         headerWith('running'),
-        { events: rows, problem: { _tag: 'Unreadable', line: 3 } },
+        ledgerOf(rows, { _tag: 'Unreadable', line: 3, reason: 'not JSON' }),
         stamp,
       )
 
@@ -193,7 +204,7 @@ describe('decideRunRecovery', () => {
       const { rows } = interruptedRows()
       const decision = decideRunRecovery(
         headerWith('completed'),
-        { events: rows, problem: { _tag: 'IdentityMismatch', line: 2 } },
+        ledgerOf(rows, { _tag: 'IdentityMismatch', line: 2, field: 'runId' }),
         stamp,
       )
 
@@ -215,7 +226,10 @@ describe('decideRunRecovery', () => {
       expect(first._tag).not.toBe('Consistent')
 
       const repaired = apply(headerWith(status), events, first)
-      const second = decideRunRecovery(repaired.header, ledgerOf(repaired.events), { ...stamp, eventId: 'run-1-e100' })
+      const second = decideRunRecovery(repaired.header, ledgerOf(repaired.events), {
+        ...stamp,
+        eventId: makeNonEmptyStringUnsafe('run-1-e100'),
+      })
 
       expect(second).toEqual({ _tag: 'Consistent' })
     })
@@ -234,8 +248,12 @@ describe('decideAbandonedClaim', () => {
     targetTurnId: 'turn-2',
     claimedAt: '2026-01-01T00:00:02.000Z',
   } as unknown as ContinuationClaim
-  const createdAt = '2026-01-02T00:00:00.000Z' as IsoTimestamp
-  const closeStamp = { now: '2026-01-02T00:00:01.000Z' as IsoTimestamp, ts: 1_767_312_001_000, eventId: 'run-2-e1' }
+  const createdAt = makeIsoTimestampUnsafe('2026-01-02T00:00:00.000Z')
+  const closeStamp = {
+    now: makeIsoTimestampUnsafe('2026-01-02T00:00:01.000Z'),
+    ts: makeFiniteNumberUnsafe(1_767_312_001_000),
+    eventId: makeNonEmptyStringUnsafe('run-2-e1'),
+  }
 
   const sources: ReadonlyArray<readonly [string, Readonly<Record<string, string>>, ReadonlyArray<string>]> = [
     ['a source with endpoint and workspace identity', { providerBaseUrl: 'http://x', workspaceIdentity: 'ws-1' }, []],

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import type { AgentRun, IsoTimestamp } from '@maka/events'
+import {
+  makeAbsolutePathUnsafe,
+  makeFiniteNumberUnsafe,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+} from '@maka/events'
+import type { AgentRun } from '@maka/events'
 import { decideTerminal } from '../src/index.js'
 
 const header = {
@@ -8,15 +14,15 @@ const header = {
   turnId: 'turn-1',
   invocationId: 'inv-1',
   status: 'running',
-  cwd: '/workspace',
+  cwd: makeAbsolutePathUnsafe('/workspace'),
   providerId: 'scripted',
   modelId: 'scripted',
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z',
 } as AgentRun
 
-const stamp = { eventId: 'run-1-e7', ts: 1_767_225_700_000 }
-const completedAt = '2026-01-01T00:01:40.000Z' as IsoTimestamp
+const stamp = { eventId: makeNonEmptyStringUnsafe('run-1-e7'), ts: makeFiniteNumberUnsafe(1_767_225_700_000) }
+const completedAt = makeIsoTimestampUnsafe('2026-01-01T00:01:40.000Z')
 
 describe('decideTerminal', () => {
   const cases = [

@@ -1,17 +1,24 @@
 import { describe, expect, it } from 'vitest'
-import { type IsoTimestamp, makeNonEmptyStringUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
-import { type TurnStartInput, decideTurnStart } from '../src/index.js'
+import {
+  makeAbsolutePathUnsafe,
+  makeFiniteNumberUnsafe,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
+import { type TurnStartInput, decideTurnStart, providerIdentityOf } from '../src/index.js'
 
 const base: TurnStartInput = {
   sessionId: makeSessionIdUnsafe('session-1'),
   runId: makeRunIdUnsafe('run-1'),
   turnId: makeNonEmptyStringUnsafe('turn-1'),
   invocationId: makeNonEmptyStringUnsafe('inv-1'),
-  cwd: '/workspace',
-  provider: { providerId: 'scripted', modelId: 'model-a' },
+  cwd: makeAbsolutePathUnsafe('/workspace'),
+  provider: providerIdentityOf({ providerId: 'scripted', modelId: 'model-a' }),
   prompt: 'count the files',
-  createdAt: '2026-01-01T00:00:00.000Z' as IsoTimestamp,
-  stamp: { eventId: 'run-1-e1', ts: 1_767_225_600_000 },
+  createdAt: makeIsoTimestampUnsafe('2026-01-01T00:00:00.000Z'),
+  stamp: { eventId: makeNonEmptyStringUnsafe('run-1-e1'), ts: makeFiniteNumberUnsafe(1_767_225_600_000) },
 }
 
 describe('decideTurnStart', () => {
@@ -29,15 +36,15 @@ describe('decideTurnStart', () => {
     },
     {
       name: 'an empty endpoint is not recorded',
-      given: { provider: { providerId: 'openai', modelId: 'm', baseUrl: '' } },
+      given: { provider: providerIdentityOf({ providerId: 'openai', modelId: 'm', baseUrl: '' }) },
       header: { providerId: 'openai' },
       absent: ['providerBaseUrl'],
     },
     {
       name: 'an endpoint and an inspected workspace are recorded',
       given: {
-        provider: { providerId: 'openai', modelId: 'm', baseUrl: 'http://127.0.0.1:9' },
-        workspaceIdentity: 'ws-1',
+        provider: providerIdentityOf({ providerId: 'openai', modelId: 'm', baseUrl: 'http://127.0.0.1:9' }),
+        workspaceIdentity: makeNonEmptyStringUnsafe('ws-1'),
       },
       header: { providerBaseUrl: 'http://127.0.0.1:9', workspaceIdentity: 'ws-1' },
       absent: ['continuationSource'],

@@ -16,6 +16,30 @@ const finished = (result: TurnResult) => {
 }
 
 describe('runTurn', () => {
+  describe('when the provider sends a tool call without an id', () => {
+    it('fails the step as a protocol error, writes no call row and runs no tool', async () => {
+      const w = await world()
+      const result = finished(
+        await w
+          .runtimeWith({
+            providerFor: () => ({
+              providerId: 'scripted',
+              modelId: 'scripted',
+              async *stream() {
+                yield { type: 'tool_call', id: '', name: 'count', args: { label: 'x' } }
+              },
+            }),
+          })
+          .runTurn({ cwd: w.workspace, prompt: 'count' }),
+      )
+
+      expect(result).toMatchObject({ status: 'failed', failureClass: 'provider_protocol_error' })
+      const ledger = await w.ledger(result.sessionId, result.runId)
+      expect(ledger.some((row) => row.content?.kind === 'function_call')).toBe(false)
+      expect(w.runsOf('count')).toBe(0)
+    })
+  })
+
   describe('when a turn calls a tool and answers', () => {
     it('writes header, initial user row, running, model/tool rows, terminal row, terminal header — in that order', async () => {
       const w = await world()

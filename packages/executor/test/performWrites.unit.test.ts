@@ -1,10 +1,24 @@
 import * as E from 'fp-ts/lib/Either.js'
-import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
+import {
+  makeAbsolutePathUnsafe,
+  makeFiniteNumberUnsafe,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
-import type { AgentRun, IsoTimestamp, RuntimeEvent } from '@maka/events'
+import type { AgentRun, RuntimeEvent } from '@maka/events'
 import type { StoreError } from '@maka/stores'
-import { type ApprovedContinuation, decideContinuation, decideTerminal, decideTurnStart } from '../src/index.js'
+import {
+  type ApprovedContinuation,
+  decideContinuation,
+  decideTerminal,
+  decideTurnStart,
+  providerIdentityOf,
+} from '../src/index.js'
 import {
   type WriteStep,
   continuationStartWrites,
@@ -14,18 +28,18 @@ import {
 } from '../src/performWrites.js'
 import { RunWriteError, type RunWriter } from '../src/runWriter.js'
 
-const createdAt = '2026-01-01T00:00:00.000Z' as IsoTimestamp
+const createdAt = makeIsoTimestampUnsafe('2026-01-01T00:00:00.000Z')
 
 const turn = decideTurnStart({
   sessionId: makeSessionIdUnsafe('session-1'),
   runId: makeRunIdUnsafe('run-1'),
   turnId: makeNonEmptyStringUnsafe('turn-1'),
   invocationId: makeNonEmptyStringUnsafe('inv-1'),
-  cwd: '/workspace',
-  provider: { providerId: 'scripted', modelId: 'scripted' },
+  cwd: makeAbsolutePathUnsafe('/workspace'),
+  provider: providerIdentityOf({ providerId: 'scripted', modelId: 'scripted' }),
   prompt: 'hi',
   createdAt,
-  stamp: { eventId: 'run-1-e1', ts: 1 },
+  stamp: { eventId: makeNonEmptyStringUnsafe('run-1-e1'), ts: makeFiniteNumberUnsafe(1) },
 })
 
 const continuation: ApprovedContinuation = {
@@ -48,9 +62,9 @@ const continuation: ApprovedContinuation = {
 const started = decideContinuation({
   continuation,
   sourceHeader: turn.header,
-  provider: { providerId: 'scripted', modelId: 'scripted' },
+  provider: providerIdentityOf({ providerId: 'scripted', modelId: 'scripted' }),
   createdAt,
-  stamp: { eventId: 'run-2-e1', ts: 2 },
+  stamp: { eventId: makeNonEmptyStringUnsafe('run-2-e1'), ts: makeFiniteNumberUnsafe(2) },
 })
 
 const shape = (steps: ReadonlyArray<WriteStep>) =>
@@ -75,7 +89,12 @@ describe('the contract’s write order', () => {
   })
 
   it('an end: the durable terminal event before the durable terminal header', () => {
-    const terminal = decideTerminal(turn.header, { _tag: 'Completed' }, { eventId: 'run-1-e2', ts: 3 }, createdAt)
+    const terminal = decideTerminal(
+      turn.header,
+      { _tag: 'Completed' },
+      { eventId: makeNonEmptyStringUnsafe('run-1-e2'), ts: makeFiniteNumberUnsafe(3) },
+      createdAt,
+    )
     const steps = terminalWrites(terminal)
     expect(shape(steps)).toEqual([
       ['AppendRow', null, 'after_terminal_event_committed'],
@@ -108,7 +127,7 @@ const harness = (failAt: string | null) => {
     header: () => header,
     committed: () => [],
     terminated: () => false,
-    stamp: () => ({ eventId: 'x', ts: 0 }),
+    stamp: () => ({ eventId: makeNonEmptyStringUnsafe('x'), ts: makeFiniteNumberUnsafe(0) }),
     append: () => Promise.resolve(null),
     appendRow: (row: RuntimeEvent, options) => {
       const name = `append:${row.id}${options?.durable === true ? ':durable' : ''}`
@@ -211,7 +230,12 @@ describe('performWrites', () => {
 
   it('writes a terminal header only after its terminal event, on the given writer', async () => {
     const { log, perform } = harness('append:run-1-e2:durable')
-    const terminal = decideTerminal(turn.header, { _tag: 'Completed' }, { eventId: 'run-1-e2', ts: 3 }, createdAt)
+    const terminal = decideTerminal(
+      turn.header,
+      { _tag: 'Completed' },
+      { eventId: makeNonEmptyStringUnsafe('run-1-e2'), ts: makeFiniteNumberUnsafe(3) },
+      createdAt,
+    )
     const opened = await perform(turnStartWrites(turn))
     if (E.isLeft(opened)) throw new Error('the turn did not open')
     log.length = 0

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { OwnerLock, ShellRun } from '@maka/events'
+import { type OwnerLock, type ShellRun, makeIsoTimestampUnsafe, makeNonNegativeIntUnsafe } from '@maka/events'
 import {
   currentProcessIdentity,
   currentProcessStartTime,
@@ -78,7 +78,7 @@ const writeShellRun = async (w: World, source: InterruptedRun, fields: Partial<S
 }
 
 const shiftedBack = (iso: string): ShellRun['startedAt'] =>
-  new Date(Date.parse(iso) - SKEW_MS).toISOString() as ShellRun['startedAt']
+  makeIsoTimestampUnsafe(new Date(Date.parse(iso) - SKEW_MS).toISOString())
 
 describe('background shell-run liveness', () => {
   describe('when a turn started a background command and its recorded startedAt is 5 s off', () => {
@@ -119,7 +119,10 @@ describe('background shell-run liveness', () => {
       const w = await world()
       const source = await givenInterruptedRun(w)
       const live = await givenLiveProcess()
-      await writeShellRun(w, source, { pid: live.pid as ShellRun['pid'], startedAt: shiftedBack(live.startedAt) })
+      await writeShellRun(w, source, {
+        pid: makeNonNegativeIntUnsafe(live.pid),
+        startedAt: shiftedBack(live.startedAt),
+      })
 
       const report = await w.runtime.recover()
 
@@ -141,8 +144,8 @@ describe('background shell-run liveness', () => {
       const identity = await processIdentity(live.pid)
       if (identity === null) throw new Error('no identity on this host')
       await writeShellRun(w, source, {
-        pid: live.pid as ShellRun['pid'],
-        startedAt: live.startedAt as ShellRun['startedAt'],
+        pid: makeNonNegativeIntUnsafe(live.pid),
+        startedAt: makeIsoTimestampUnsafe(live.startedAt),
         ...identity,
         ...(change as unknown as Partial<ShellRun>),
       })

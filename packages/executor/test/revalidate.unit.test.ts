@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest'
-import { makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe, makeRunIdUnsafe, makeSessionIdUnsafe } from '@maka/events'
+import {
+  makeAbsolutePathUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
+  makeSessionIdUnsafe,
+} from '@maka/events'
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
+import { type LedgerSnapshot, emptyLedgerSnapshot } from '@maka/stores'
 import type { HostFacts } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import type { Continuation } from '@maka/planner'
@@ -64,7 +71,7 @@ const facts: HostFacts = {
 
 const baseline: RevalidationObservation = {
   sourceHeader: header,
-  ledger: { events: rows, highWater: rows.length, problem: null },
+  ledger: { ...emptyLedgerSnapshot, events: rows, highWater: rows.length },
   facts,
   existingBoundaryHolder: null,
   targetRunExists: false,
@@ -75,7 +82,7 @@ const withRow = (index: number, change: (row: RuntimeEvent) => RuntimeEvent): Re
 
 const withLedger = (events: ReadonlyArray<RuntimeEvent>, highWater = events.length): RevalidationObservation => ({
   ...baseline,
-  ledger: { events, highWater, problem: null },
+  ledger: { ...emptyLedgerSnapshot, events, highWater },
 })
 
 const withFacts = (change: Partial<HostFacts>): RevalidationObservation => ({
@@ -95,7 +102,7 @@ const cases: ReadonlyArray<Case> = [
   {
     code: 'source_identity_changed',
     change: 'the header names another turn',
-    observed: { ...baseline, sourceHeader: { ...header, turnId: 'turn-9' as AgentRun['turnId'] } },
+    observed: { ...baseline, sourceHeader: { ...header, turnId: makeNonEmptyStringUnsafe('turn-9') } },
   },
   {
     code: 'source_terminal_changed',
@@ -115,7 +122,7 @@ const cases: ReadonlyArray<Case> = [
   {
     code: 'source_ledger_identity_changed',
     change: 'the partial row now carries another invocation id (partial rows are never replayed)',
-    observed: withLedger(withRow(1, (row) => ({ ...row, invocationId: 'inv-9' as RuntimeEvent['invocationId'] }))),
+    observed: withLedger(withRow(1, (row) => ({ ...row, invocationId: makeNonEmptyStringUnsafe('inv-9') }))),
   },
   {
     code: 'source_replay_changed',
@@ -169,7 +176,7 @@ describe('revalidate', () => {
 
     it('accepts a header cwd recorded with a trailing separator', () => {
       expect(
-        revalidate(plan, { ...baseline, sourceHeader: { ...header, cwd: '/work/space/' as AgentRun['cwd'] } }),
+        revalidate(plan, { ...baseline, sourceHeader: { ...header, cwd: makeAbsolutePathUnsafe('/work/space/') } }),
       ).toEqual([])
     })
   })
@@ -192,7 +199,12 @@ describe('revalidate', () => {
     it('rejects an unreadable ledger as source_replay_changed (and terminal changed: it is past the bad row)', () => {
       // The store hands back only the rows before the bad line, so the terminal event is no longer
       // seen either: both codes follow from the one corruption.
-      const ledger = { events: rows.slice(0, 2), highWater: 5, problem: { _tag: 'Unreadable' } }
+      const ledger: LedgerSnapshot = {
+        ...emptyLedgerSnapshot,
+        events: rows.slice(0, 2),
+        highWater: 5,
+        problem: { _tag: 'Unreadable', line: 3, reason: 'not JSON' },
+      }
       expect(revalidate(plan, { ...baseline, ledger })).toEqual(['source_terminal_changed', 'source_replay_changed'])
     })
 
@@ -212,7 +224,7 @@ describe('revalidate', () => {
         ...withFacts({ availableToolNames: [], currentCwd: '/elsewhere' }),
         targetRunExists: true,
         existingBoundaryHolder: 'run-7',
-        sourceHeader: { ...header, turnId: 'turn-9' as AgentRun['turnId'] },
+        sourceHeader: { ...header, turnId: makeNonEmptyStringUnsafe('turn-9') },
       }
 
       expect(revalidate(plan, observed)).toEqual([

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
+import { type AgentRun, type ExecutionRejection, type RuntimeEvent, makeNonEmptyStringUnsafe } from '@maka/events'
 import { checkpointUnavailable, processStartTime, type CheckpointProvider } from '@maka/host-inspector'
 import type { Continuation, WorkspaceCheckpoint } from '@maka/planner'
 import { claimPath, sessionRecordPath } from '@maka/stores'
@@ -112,7 +112,7 @@ describe('execute after the source changed', () => {
           const rows = await w.ledger(source.sessionId, source.runId)
           const first = rows[0] as RuntimeEvent
           // A partial snapshot: it counts toward the high-water but is never replayed, so only the count changed.
-          const extra = { ...first, id: `${source.runId}-late` as RuntimeEvent['id'], partial: true }
+          const extra = { ...first, id: makeNonEmptyStringUnsafe(`${source.runId}-late`), partial: true }
           const appended = await w.stores.events.append(source.sessionId, source.runId, extra)()
           expect(E.isRight(appended)).toBe(true)
         },
@@ -323,7 +323,7 @@ describe('execute after the source changed', () => {
             w,
             source,
             (row) => row.content?.kind === 'function_call',
-            (row) => ({ ...row, invocationId: 'inv-foreign' as RuntimeEvent['invocationId'] }),
+            (row) => ({ ...row, invocationId: makeNonEmptyStringUnsafe('inv-foreign') }),
           ),
         ['source_ledger_identity_changed', 'source_replay_changed'],
       )

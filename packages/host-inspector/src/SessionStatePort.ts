@@ -4,8 +4,9 @@
  * (not dropped) so that one corrupt file makes the facts unobservable instead of silently settled.
  */
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import type { AgentRun, ShellRun } from '@maka/events'
+import type { ShellRun } from '@maka/events'
 import type { WorkspaceCheckpoint } from '@maka/planner'
+import type { RunListing } from '@maka/stores'
 import type { InspectError } from './InspectError.js'
 
 /**
@@ -15,13 +16,6 @@ import type { InspectError } from './InspectError.js'
 export type ShellRunEntry = ShellRun | { readonly shellRunId?: string; readonly error: unknown }
 
 /**
- * One entry of a session's run listing: a decoded header, or the failure to read it.
- * @category models
- */
-export type RunEntry =
-  { readonly runId: string; readonly header: AgentRun } | { readonly runId: string; readonly error: unknown }
-
-/**
  * Read access to a session's durable state; `stores` satisfies it (`shellRuns.list`, `runs.list`).
  * @category models
  */
@@ -29,7 +23,7 @@ export interface SessionStatePort {
   /** Every shell-run record of the session; an empty list when it has none. */
   listShellRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ShellRunEntry>>
   /** Every run of the session with its header; an empty list when it has none. */
-  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunEntry>>
+  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListing>>
 }
 
 /**

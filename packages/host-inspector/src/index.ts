@@ -40,13 +40,7 @@ export {
   isRecordedProcessAlive,
 } from './processFacts.js'
 export { type OwnerLockLiveness, ownerLockLiveness } from './ownerLockLiveness.js'
-export type {
-  ShellRunEntry,
-  RunEntry,
-  SessionStatePort,
-  CheckpointQuery,
-  CheckpointProvider,
-} from './SessionStatePort.js'
+export type { ShellRunEntry, SessionStatePort, CheckpointQuery, CheckpointProvider } from './SessionStatePort.js'
 export { unsettledShellRuns, unsettledRuns, unsettledOperationsOf } from './unsettledOperations.js'
 export {
   type HostInspectorDeps,

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import type { NonEmptyString, NonNegativeInt, OwnerLock, ProcessIdentity } from '@maka/events'
+import { type OwnerLock, type ProcessIdentity, makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe } from '@maka/events'
 import { afterEach, describe, expect, it } from 'vitest'
 import { ownerLockLiveness } from './ownerLockLiveness.js'
 import { currentProcessIdentity, currentProcessStartTime, processIdentity } from './processFacts.js'
@@ -65,14 +65,14 @@ describe('ownerLockLiveness', () => {
     })
 
     it('is stale when the startTicks differ (the pid was reused)', async () => {
-      const reused = await exactLock((identity) => ({ startTicks: (identity.startTicks + 1) as NonNegativeInt }))
+      const reused = await exactLock((identity) => ({ startTicks: makeNonNegativeIntUnsafe(identity.startTicks + 1) }))
       expect(await ownerLockLiveness(reused)).toBe('stale')
     })
 
     it('is stale when the bootId differs (the owner ran before a reboot)', async () => {
-      expect(await ownerLockLiveness(await exactLock(() => ({ bootId: 'another-boot' as NonEmptyString })))).toBe(
-        'stale',
-      )
+      expect(
+        await ownerLockLiveness(await exactLock(() => ({ bootId: makeNonEmptyStringUnsafe('another-boot') }))),
+      ).toBe('stale')
     })
 
     it('names this process exactly when it is our own', async () => {

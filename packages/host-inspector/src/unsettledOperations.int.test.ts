@@ -1,7 +1,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
-import type { AgentRun, NonEmptyString, NonNegativeInt, ProcessIdentity } from '@maka/events'
+import { type AgentRun, type ProcessIdentity, makeNonEmptyStringUnsafe, makeNonNegativeIntUnsafe } from '@maka/events'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { makeDataDirFixtureUnsafe, type DataDirFixture } from './test-support/fileSessionState.js'
 import { givenSessionUnsafe } from './test-support/inspectorScenario.js'
@@ -93,12 +93,14 @@ describe('unsettledOperations', () => {
     })
 
     it('is settled when the startTicks differ (the pid was reused by another process)', async () => {
-      const session = await givenRecorded((identity) => ({ startTicks: (identity.startTicks + 1) as NonNegativeInt }))
+      const session = await givenRecorded((identity) => ({
+        startTicks: makeNonNegativeIntUnsafe(identity.startTicks + 1),
+      }))
       ;(await session.whenInspecting()).thenSettled()
     })
 
     it('is settled when the bootId differs (the process belonged to an earlier boot)', async () => {
-      const session = await givenRecorded(() => ({ bootId: 'another-boot' as NonEmptyString }))
+      const session = await givenRecorded(() => ({ bootId: makeNonEmptyStringUnsafe('another-boot') }))
       ;(await session.whenInspecting()).thenSettled()
     })
   })

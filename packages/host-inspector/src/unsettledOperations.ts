@@ -10,7 +10,8 @@ import { isChildRun, isContinuationRun, type AgentRun, type RunStatus, type Shel
 import type { UnsettledOperation } from '@maka/planner'
 import { runsUnreadable, shellRunsUnreadable, type InspectError } from './InspectError.js'
 import { isRecordedProcessAlive } from './processFacts.js'
-import type { RunEntry, SessionStatePort, ShellRunEntry } from './SessionStatePort.js'
+import type { SessionStatePort, ShellRunEntry } from './SessionStatePort.js'
+import type { RunListing } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -48,7 +49,7 @@ const byKindThenId = (a: UnsettledOperation, b: UnsettledOperation): number =>
 
 const isShellRun = (entry: ShellRunEntry): entry is ShellRun => !('error' in entry)
 
-const isRunHeader = (entry: RunEntry): entry is { readonly runId: string; readonly header: AgentRun } =>
+const isRunHeader = (entry: RunListing): entry is Extract<RunListing, { readonly header: AgentRun }> =>
   !('error' in entry)
 
 // -------------------------------------------------------------------------------------

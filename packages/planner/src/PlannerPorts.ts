@@ -1,25 +1,19 @@
 /**
- * The ports the planner reads the world through. They are structural: the stores and host-inspector
- * packages satisfy them through thin adapters elsewhere, so the planner stays pure and depends on
- * neither. Every port fails with `unknown`; the planner turns each failure into its park reason.
+ * The ports the planner reads the world through. The stores and host-inspector packages satisfy
+ * them through thin adapters elsewhere. What a store read yields (a run listing, a ledger snapshot)
+ * is the store's own type, named here as a type only, so the planner stays pure: it loads neither
+ * package. Every port fails with `unknown`; the planner turns each failure into its park reason.
  */
 import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import type * as T from 'fp-ts/lib/Task.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { ContinuationIds, ContinuationPlan } from './ContinuationPlan.js'
 import type { HostFacts } from './HostFacts.js'
-import type { LedgerRead } from './PlanningInput.js'
 
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
-
-/**
- * One entry of a session's run listing: a readable header, or the error reading it.
- * @category models
- */
-export type RunListingEntry =
-  { readonly runId: string; readonly header: AgentRun } | { readonly runId: string; readonly error: unknown }
 
 /**
  * The store reads the planner needs.
@@ -30,11 +24,11 @@ export interface PlannerStorePort {
    * Every run of the session, readable or not — except a folder whose header was never created (a
    * create that did not complete, decisions #10): that run never existed.
    */
-  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListingEntry>>
+  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListing>>
   /** A run header; any failure means the run is unreadable. */
   readRun(sessionId: string, runId: string): TE.TaskEither<unknown, AgentRun>
   /** A run's ledger; a problem inside the read is data, a Left means it could not be read at all. */
-  readLedger(sessionId: string, runId: string): TE.TaskEither<unknown, LedgerRead>
+  readLedger(sessionId: string, runId: string): TE.TaskEither<unknown, LedgerSnapshot>
   /** The session's continuation claims. */
   listClaims(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ContinuationClaim>>
 }

@@ -1,9 +1,12 @@
 /**
  * What the pure planner reads, already loaded: the source header and ledger, the ancestors a
  * continuation chain points to, the runs and claims that may already hold the boundary, and the
- * host facts. The factory fills it from the ports; tests and benchmarks build it directly.
+ * host facts. The factory fills it from the ports; tests and benchmarks build it directly. A ledger
+ * read is the store's own `LedgerSnapshot` (@maka/stores, named as a type only: the planner never
+ * loads the shell).
  */
-import type { AgentRun, ContinuationClaim, RuntimeEvent } from '@maka/events'
+import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type { LedgerSnapshot } from '@maka/stores'
 import type * as E from 'fp-ts/lib/Either.js'
 import type { HostFacts } from './HostFacts.js'
 
@@ -12,32 +15,12 @@ import type { HostFacts } from './HostFacts.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * Why a store could not read a ledger completely. Line numbers are 1-based.
- * @category models
- */
-export type LedgerProblem =
-  | { readonly _tag: 'Unreadable'; readonly line: number; readonly reason: string }
-  | { readonly _tag: 'IdentityMismatch'; readonly line: number; readonly field: string }
-
-/**
- * One run's ledger as the store read it: the committed rows, their count, a torn final row (if any)
- * and a problem that makes the ledger untrustworthy (if any).
- * @category models
- */
-export interface LedgerRead {
-  readonly events: ReadonlyArray<RuntimeEvent>
-  readonly highWater: number
-  readonly tornTail: { readonly offset: number; readonly length: number } | null
-  readonly problem: LedgerProblem | null
-}
-
-/**
  * An ancestor run of a continuation chain: its header and its ledger.
  * @category models
  */
 export interface AncestorRead {
   readonly header: AgentRun
-  readonly ledger: LedgerRead
+  readonly ledger: LedgerSnapshot
 }
 
 /**
@@ -77,7 +60,7 @@ export interface PlanningInput {
   /** The source AgentRun header. */
   readonly source: AgentRun
   /** The source run's ledger. */
-  readonly ledger: LedgerRead
+  readonly ledger: LedgerSnapshot
   /** Needed when the source (or an ancestor) is a continuation. */
   readonly ancestors?: Ancestors
   /** When absent, early exit 9 is not evaluated. */

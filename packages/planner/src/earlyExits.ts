@@ -3,14 +3,18 @@
  * (Either's monad): each needs the previous one to have passed, and the first failure is the
  * plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
  */
-import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type { AgentRun } from '@maka/events'
+import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
+import { pipe } from 'fp-ts/lib/function.js'
 import type { HostFacts } from './HostFacts.js'
 import { type Gate, describeCause, park } from './ParkFinding.js'
-import type { OwnerLiveness, RunListingEntry } from './PlannerPorts.js'
-import type { BoundaryHolders, LedgerRead } from './PlanningInput.js'
+import type { OwnerLiveness } from './PlannerPorts.js'
+import type { BoundaryHolders } from './PlanningInput.js'
 import { latestTopLevelRun } from './sessionQueries.js'
-import { type AncestorChain, isRowOfRun } from './walkAncestors.js'
+import { boundaryHolderOf } from './boundaryHolder.js'
+import { foreignRowsOf, ledgerReadable } from './ledgerChecks.js'
+import type { AncestorChain } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -35,7 +39,7 @@ export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
  * its header (decisions #10), so every error entry here is a header that exists and is broken.
  * @category gates
  */
-export const latestCandidate: Gate<ReadonlyArray<RunListingEntry>, string> = (listing) => {
+export const latestCandidate: Gate<ReadonlyArray<RunListing>, string> = (listing) => {
   const unreadable = listing.flatMap((entry) => ('error' in entry ? [entry] : []))
   const first = unreadable[0]
   if (first !== undefined) {
@@ -58,9 +62,7 @@ export const latestCandidate: Gate<ReadonlyArray<RunListingEntry>, string> = (li
  * Exit 2 when the session's runs cannot be listed: there is no candidate to name.
  * @category gates
  */
-export const runsListed: Gate<E.Either<unknown, ReadonlyArray<RunListingEntry>>, ReadonlyArray<RunListingEntry>> = (
-  listed,
-) =>
+export const runsListed: Gate<E.Either<unknown, ReadonlyArray<RunListing>>, ReadonlyArray<RunListing>> = (listed) =>
   E.isLeft(listed)
     ? park('resume_candidate_missing', { reason: 'run_listing_failed', cause: describeCause(listed.left) })
     : listed
@@ -122,7 +124,7 @@ export const workspaceIdentityRecorded: Gate<AgentRun, string> = (source) =>
  * @category gates
  */
 export const sourceLedgerLoaded =
-  (runId: string): Gate<E.Either<unknown, LedgerRead>, LedgerRead> =>
+  (runId: string): Gate<E.Either<unknown, LedgerSnapshot>, LedgerSnapshot> =>
   (read) =>
     E.isLeft(read)
       ? park('runtime_ledger_unreadable', { reason: 'ledger_read_failed', runId, cause: describeCause(read.left) })
@@ -133,43 +135,22 @@ export const sourceLedgerLoaded =
  * @category gates
  */
 export const sourceLedgerReadable =
-  (runId: string): Gate<LedgerRead, LedgerRead> =>
-  (ledger) => {
-    if (ledger.problem?._tag === 'Unreadable') {
-      return park('runtime_ledger_unreadable', {
-        reason: 'row_unreadable',
-        runId,
-        line: ledger.problem.line,
-        cause: ledger.problem.reason,
-      })
-    }
-    if (ledger.highWater !== ledger.events.length) {
-      return park('runtime_ledger_unreadable', {
-        reason: 'high_water_differs_from_rows',
-        runId,
-        highWater: ledger.highWater,
-        rows: ledger.events.length,
-      })
-    }
-    return E.right(ledger)
-  }
+  (runId: string): Gate<LedgerSnapshot, LedgerSnapshot> =>
+  (ledger) =>
+    pipe(
+      ledgerReadable(runId, ledger, 'row_unreadable'),
+      E.map(() => ledger),
+    )
 
 /**
  * Exit 8: no row of the source ledger or of the chain belongs to another session or run.
  * @category gates
  */
 export const ledgerRowsOwned: Gate<
-  { readonly source: AgentRun; readonly ledger: LedgerRead; readonly chain: AncestorChain },
+  { readonly source: AgentRun; readonly ledger: LedgerSnapshot; readonly chain: AncestorChain },
   void
 > = ({ source, ledger, chain }) => {
-  const rows: Array<Readonly<Record<string, unknown>>> = []
-  if (ledger.problem?._tag === 'IdentityMismatch') {
-    rows.push({ runId: source.runId, line: ledger.problem.line, field: ledger.problem.field })
-  }
-  const index = ledger.events.findIndex((e) => !isRowOfRun(e, source))
-  const row = ledger.events[index]
-  if (row !== undefined) rows.push({ runId: source.runId, line: index + 1, eventId: row.id })
-  rows.push(...chain.foreignRows)
+  const rows = [...foreignRowsOf(source, ledger), ...chain.foreignRows]
   const first = rows[0]
   return first === undefined ? E.right(undefined) : park('runtime_identity_mismatch', { ...first, rows })
 }
@@ -188,20 +169,8 @@ export const boundaryUnclaimed: Gate<
   if ('unavailable' in holders) {
     return park('safety_observation_unavailable', { stage: 'boundaryHolders', cause: holders.unavailable })
   }
-  const holdsBoundary = (sourceRunId: string, hw: number) => sourceRunId === source.runId && hw === highWater
-  const run = holders.runs.find(
-    (r) =>
-      r.runId !== source.runId &&
-      r.continuationSource !== undefined &&
-      holdsBoundary(r.continuationSource.sourceRunId, r.continuationSource.sourceRuntimeEventHighWater),
-  )
-  if (run !== undefined) {
-    return park('continuation_already_exists', { existingRunId: run.runId, heldBy: 'run', highWater })
-  }
-  const claim = holders.claims.find((c: ContinuationClaim) =>
-    holdsBoundary(c.sourceRunId, c.sourceRuntimeEventHighWater),
-  )
-  return claim === undefined
+  const holder = boundaryHolderOf(holders.runs, holders.claims, { sourceRunId: source.runId, highWater })
+  return holder === undefined
     ? E.right(undefined)
-    : park('continuation_already_exists', { existingRunId: claim.targetRunId, heldBy: 'claim', highWater })
+    : park('continuation_already_exists', { existingRunId: holder.runId, heldBy: holder.heldBy, highWater })
 }

@@ -21,6 +21,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import * as RA from 'fp-ts/lib/ReadonlyArray.js'
 import type { ContinuationIds, SnapshotCheckpoint } from './ContinuationPlan.js'
 import type { HostFacts } from './HostFacts.js'
+import { sameCwd } from './normalizeCwd.js'
 import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from './ParkFinding.js'
 import type { AncestorChain } from './walkAncestors.js'
 
@@ -65,12 +66,6 @@ const DETAIL_LIMIT = 20
 
 const sortedUnique = (names: Iterable<string>): ReadonlyArray<string> =>
   [...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-
-/** No trailing separator; the root stays `/`. The host already realpath'ed the current cwd. */
-const normalizeCwd = (cwd: string): string => {
-  const trimmed = cwd.replace(/\/+$/, '')
-  return trimmed === '' && cwd.startsWith('/') ? '/' : trimmed
-}
 
 const IDENTITY_FIELDS = ['sessionId', 'invocationId', 'runId', 'turnId'] as const
 
@@ -177,7 +172,7 @@ export const terminalStatusConsistent: Gate<GateView, void> = ({ source, events 
  * @category gates
  */
 export const cwdUnchanged: Gate<GateView, void> = ({ source, facts }) =>
-  parkUnless(normalizeCwd(source.cwd) === normalizeCwd(facts.currentCwd), 'workspace_cwd_mismatch', () => ({
+  parkUnless(sameCwd(source.cwd, facts.currentCwd), 'workspace_cwd_mismatch', () => ({
     sourceCwd: source.cwd,
     currentCwd: facts.currentCwd,
   }))

@@ -32,8 +32,6 @@ export {
   makeContinuePlan,
 } from './ContinuationPlan.js'
 export type {
-  LedgerProblem,
-  LedgerRead,
   AncestorRead,
   AncestorUnavailable,
   AncestorLookup,
@@ -42,7 +40,6 @@ export type {
   PlanningInput,
 } from './PlanningInput.js'
 export type {
-  RunListingEntry,
   PlannerStorePort,
   OwnerLiveness,
   HostFactsPort,
@@ -69,10 +66,18 @@ export {
   type ChainLink,
   type AncestorChain,
   type WalkInput,
-  isRowOfRun,
   opensWithContinuationStart,
   walkAncestors,
 } from './walkAncestors.js'
+export { isRowOfRun } from './ledgerChecks.js'
+export { normalizeCwd, sameCwd } from './normalizeCwd.js'
+export {
+  type Boundary,
+  type BoundaryHolder,
+  boundaryHolderOf,
+  claimHoldsBoundary,
+  runHoldsBoundary,
+} from './boundaryHolder.js'
 export {
   type GateView,
   type GatesPassed,

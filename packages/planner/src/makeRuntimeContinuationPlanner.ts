@@ -9,6 +9,7 @@
  * attempting the observation.
  */
 import type { AgentRun } from '@maka/events'
+import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as T from 'fp-ts/lib/Task.js'
@@ -29,12 +30,11 @@ import { type ParkFindings, describeCause, park } from './ParkFinding.js'
 import { ledgerWarnings, planContinuation } from './planContinuation.js'
 import type {
   PlanRequest,
-  RunListingEntry,
   PlannerStorePort,
   RuntimeContinuationPlanner,
   RuntimeContinuationPlannerDeps,
 } from './PlannerPorts.js'
-import type { AncestorLookup, AncestorRead, AncestorUnavailable, BoundaryHolders, LedgerRead } from './PlanningInput.js'
+import type { AncestorLookup, AncestorRead, AncestorUnavailable, BoundaryHolders } from './PlanningInput.js'
 import { MAX_ANCESTOR_DEPTH } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
@@ -113,7 +113,7 @@ const loadBoundaryHolders = (store: PlannerStorePort, sessionId: string): T.Task
 
 // A park on an unreadable listed header names that run as the plan's source: it is the one to repair.
 const unreadableBoundary = (
-  listed: E.Either<unknown, ReadonlyArray<RunListingEntry>>,
+  listed: E.Either<unknown, ReadonlyArray<RunListing>>,
   fallback: PlanBoundary,
 ): PlanBoundary => {
   const first = E.isRight(listed) ? listed.right.find((entry) => 'error' in entry) : undefined
@@ -189,12 +189,12 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
   }
 
   // Exits 6–7 that need the ports; the rest of 7 and 8–9 are judged by the pure planner.
-  const readSourceLedger = (sessionId: string, source: AgentRun): Stage<LedgerRead> => {
+  const readSourceLedger = (sessionId: string, source: AgentRun): Stage<LedgerSnapshot> => {
     const at = parkedAt({ sourceRunId: source.runId, sourceRuntimeEventHighWater: null })
     return pipe(
       TE.fromEither(at(workspaceIdentityRecorded(source))),
       TE.flatMap(() =>
-        TE.rightTask<ContinuationPlan, E.Either<unknown, LedgerRead>>(
+        TE.rightTask<ContinuationPlan, E.Either<unknown, LedgerSnapshot>>(
           attempt(() => store.readLedger(sessionId, source.runId)),
         ),
       ),

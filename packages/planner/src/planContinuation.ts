@@ -4,6 +4,7 @@
  * failure is collected. No I/O, no clock, no randomness: the same input gives a deep-equal plan.
  */
 import { type AgentRun, makeNonNegativeIntUnsafe } from '@maka/events'
+import type { LedgerSnapshot } from '@maka/stores'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -19,7 +20,7 @@ import {
 import { boundaryUnclaimed, ledgerRowsOwned, sourceLedgerReadable, workspaceIdentityRecorded } from './earlyExits.js'
 import { type GateView, evaluateGates } from './gates.js'
 import type { HostFacts } from './HostFacts.js'
-import type { LedgerRead, PlanningInput } from './PlanningInput.js'
+import type { PlanningInput } from './PlanningInput.js'
 import { walkAncestors } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
@@ -44,7 +45,7 @@ const expectedHighWaterOf = (facts: HostFacts): GateView['expectedHighWater'] =>
  * The non-blocking diagnostics of a source ledger: a torn final row the store reported.
  * @category constructors
  */
-export const ledgerWarnings = (source: AgentRun, ledger: LedgerRead): ReadonlyArray<PlanDiagnostic> =>
+export const ledgerWarnings = (source: AgentRun, ledger: LedgerSnapshot): ReadonlyArray<PlanDiagnostic> =>
   ledger.tornTail === null
     ? []
     : [

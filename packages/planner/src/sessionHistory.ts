@@ -8,10 +8,11 @@
  * the model must never be handed a history with a hole the user cannot see.
  */
 import { type AgentRun, type RuntimeEvent, isChildRun } from '@maka/events'
+import type { LedgerSnapshot } from '@maka/stores'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
 import type { ParkFinding } from './ParkFinding.js'
-import type { AncestorRead, LedgerRead } from './PlanningInput.js'
+import type { AncestorRead } from './PlanningInput.js'
 import { compareRunCreation } from './sessionQueries.js'
 import { MAX_ANCESTOR_DEPTH, walkAncestors } from './walkAncestors.js'
 
@@ -62,7 +63,7 @@ const describeFindings = (findings: ReadonlyArray<ParkFinding>): string => {
   return typeof reason === 'string' ? reason : (first?.code ?? 'chain_unreadable')
 }
 
-const ledgerProblemOf = (ledger: LedgerRead): string | null => {
+const ledgerProblemOf = (ledger: LedgerSnapshot): string | null => {
   if (ledger.problem === null) return null
   return ledger.problem._tag === 'Unreadable'
     ? `ledger unreadable at line ${ledger.problem.line}`

@@ -16,8 +16,9 @@ import {
 } from '@maka/events'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
+import { foreignRowsOf, isRowOfRun, ledgerReadable } from './ledgerChecks.js'
 import { type ParkFindings, park } from './ParkFinding.js'
-import type { AncestorLookup, AncestorRead, Ancestors, LedgerRead } from './PlanningInput.js'
+import type { AncestorLookup, AncestorRead, Ancestors } from './PlanningInput.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -68,16 +69,6 @@ export interface WalkInput {
 // -------------------------------------------------------------------------------------
 // guards
 // -------------------------------------------------------------------------------------
-
-/**
- * True when a ledger row carries its run header's session and run ids.
- * @category guards
- */
-export const isRowOfRun = (event: RuntimeEvent, header: AgentRun): boolean => {
-  const sessionId: string = header.sessionId
-  const runId: string = header.runId
-  return event.sessionId === sessionId && event.runId === runId
-}
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -134,17 +125,6 @@ export const opensWithContinuationStart = (
       })
 }
 
-const foreignRowsOf = (header: AgentRun, events: ReadonlyArray<RuntimeEvent>, ledger: LedgerRead) => {
-  const found: Array<Readonly<Record<string, unknown>>> = []
-  if (ledger.problem?._tag === 'IdentityMismatch') {
-    found.push({ runId: header.runId, line: ledger.problem.line, field: ledger.problem.field })
-  }
-  const index = events.findIndex((event) => !isRowOfRun(event, header))
-  const row = events[index]
-  if (row !== undefined) found.push({ runId: header.runId, line: index + 1, eventId: row.id })
-  return found
-}
-
 /** Checks one ancestor against the boundary its child recorded; returns its pinned prefix. */
 const checkAncestor = (
   child: AgentRun,
@@ -161,22 +141,8 @@ const checkAncestor = (
   ) {
     return unreadable({ reason: 'ancestor_identity_differs', runId: pinned.sourceRunId, childRunId: child.runId })
   }
-  if (ledger.problem?._tag === 'Unreadable') {
-    return unreadable({
-      reason: 'ancestor_ledger_unreadable',
-      runId: header.runId,
-      line: ledger.problem.line,
-      cause: ledger.problem.reason,
-    })
-  }
-  if (ledger.highWater !== ledger.events.length) {
-    return unreadable({
-      reason: 'high_water_differs_from_rows',
-      runId: header.runId,
-      highWater: ledger.highWater,
-      rows: ledger.events.length,
-    })
-  }
+  const readable = ledgerReadable(header.runId, ledger, 'ancestor_ledger_unreadable')
+  if (E.isLeft(readable)) return readable
   if (ledger.events.length < pin) {
     return unreadable({
       reason: 'ancestor_shorter_than_pin',
@@ -226,7 +192,7 @@ export const walkAncestors = (input: WalkInput): E.Either<ParkFindings, Ancestor
     }
     const prefix = checkAncestor(child, cs, found.right)
     if (E.isLeft(prefix)) return prefix
-    foreignRows.push(...foreignRowsOf(found.right.header, prefix.right, found.right.ledger))
+    foreignRows.push(...foreignRowsOf(found.right.header, found.right.ledger, prefix.right))
     segments.push(projectResumePlan(prefix.right).replayRuntimeEvents)
     links.push({ runId: cs.sourceRunId, pinnedHighWater: cs.sourceRuntimeEventHighWater })
     child = found.right.header

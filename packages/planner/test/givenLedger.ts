@@ -14,6 +14,7 @@ import {
 } from '@maka/events'
 import { ContinuationClaim as ContinuationClaimCodec } from '@maka/events'
 import { makeLedgerBuilderUnsafe, type LedgerBuilder } from '@maka/events/testing'
+import type { LedgerSnapshot } from '@maka/stores'
 import { expect } from 'vitest'
 import {
   type Ancestors,
@@ -21,7 +22,6 @@ import {
   type ContinuationIds,
   type ContinuationPlan,
   type HostFacts,
-  type LedgerRead,
   planContinuation,
 } from '../src/index.js'
 
@@ -89,9 +89,13 @@ export const claim = (fields: Partial<Record<keyof ContinuationClaim, unknown>>)
 }
 
 /** A clean ledger read of some rows. */
-export const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, overrides: Partial<LedgerRead> = {}): LedgerRead => ({
+export const ledgerOf = (
+  events: ReadonlyArray<RuntimeEvent>,
+  overrides: Partial<LedgerSnapshot> = {},
+): LedgerSnapshot => ({
   events,
   highWater: events.length,
+  committedBytes: events.reduce((bytes, event) => bytes + Buffer.byteLength(JSON.stringify(event)) + 1, 0),
   tornTail: null,
   problem: null,
   ...overrides,
@@ -101,7 +105,7 @@ export const ledgerOf = (events: ReadonlyArray<RuntimeEvent>, overrides: Partial
  * The read the store reports for a ledger whose row at `line` is unreadable: the rows before it,
  * every complete row counted (as @maka/stores does; realLedgers.int.test.ts reads real files).
  */
-export const unreadableRead = (events: ReadonlyArray<RuntimeEvent>, line: number, reason: string): LedgerRead =>
+export const unreadableRead = (events: ReadonlyArray<RuntimeEvent>, line: number, reason: string): LedgerSnapshot =>
   ledgerOf(events.slice(0, line - 1), { highWater: events.length, problem: { _tag: 'Unreadable', line, reason } })
 
 /**
@@ -112,7 +116,7 @@ export const foreignRead = (
   events: ReadonlyArray<RuntimeEvent>,
   index: number,
   field: 'sessionId' | 'runId',
-): LedgerRead => {
+): LedgerSnapshot => {
   const row = events[index]!
   const foreign = { ...row, id: `foreign-${row.id}`, [field]: `${row[field]}-other` } as RuntimeEvent
   return ledgerOf([...events.slice(0, index), foreign, ...events.slice(index + 1)], {
@@ -157,7 +161,7 @@ export const safeRows = (l: LedgerBuilder = rows()): ReadonlyArray<RuntimeEvent>
 
 export interface Given {
   readonly source?: AgentRun
-  readonly ledger?: Partial<LedgerRead>
+  readonly ledger?: Partial<LedgerSnapshot>
   readonly ancestors?: Ancestors
   readonly boundaryHolders?: BoundaryHolders
 }

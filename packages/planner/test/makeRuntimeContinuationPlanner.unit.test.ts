@@ -1,4 +1,5 @@
-import type { AgentRun, ContinuationClaim } from '@maka/events'
+import { type AgentRun, type ContinuationClaim, makeRunIdUnsafe } from '@maka/events'
+import { type LedgerSnapshot, type RunListing, unreadable } from '@maka/stores'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
@@ -6,9 +7,7 @@ import { describe, expect, it } from 'vitest'
 import {
   type ContinuationPlan,
   type HostFacts,
-  type LedgerRead,
   type OwnerLiveness,
-  type RunListingEntry,
   makeRuntimeContinuationPlanner,
 } from '../src/index.js'
 import {
@@ -30,9 +29,9 @@ import {
 
 interface FakeRun {
   /** What `listRuns` shows; defaults to `readRun`'s header. */
-  listed?: RunListingEntry
+  listed?: RunListing
   readRun: E.Either<unknown, AgentRun>
-  readLedger: E.Either<unknown, LedgerRead>
+  readLedger: E.Either<unknown, LedgerSnapshot>
 }
 
 interface World {
@@ -45,7 +44,7 @@ interface World {
   throwing?: 'readRun' | 'observe' | 'listClaims'
 }
 
-const runOf = (h: AgentRun, ledger: LedgerRead): FakeRun => ({ readRun: E.right(h), readLedger: E.right(ledger) })
+const runOf = (h: AgentRun, ledger: LedgerSnapshot): FakeRun => ({ readRun: E.right(h), readLedger: E.right(ledger) })
 
 const safeWorld = (): World => ({
   enabled: true,
@@ -74,11 +73,14 @@ const givenSession = (world: World) => {
             ? E.left(world.listRuns)
             : E.right(
                 [...world.runs.entries()].map(
-                  ([runId, run]): RunListingEntry =>
+                  ([runId, run]): RunListing =>
                     run.listed ??
                     (E.isRight(run.readRun)
-                      ? { runId, header: run.readRun.right }
-                      : { runId, error: run.readRun.left }),
+                      ? { runId: makeRunIdUnsafe(runId), header: run.readRun.right }
+                      : {
+                          runId: makeRunIdUnsafe(runId),
+                          error: unreadable(`${runId}/run.json`, String(run.readRun.left)),
+                        }),
                 ),
               ),
         ),
@@ -285,7 +287,7 @@ describe('makeRuntimeContinuationPlanner', () => {
           [
             'run-1',
             {
-              listed: { runId: 'run-1', header: source },
+              listed: { runId: makeRunIdUnsafe('run-1'), header: source },
               readRun: E.right(header({ runId: 'run-7' })),
               readLedger: E.left(new Error('EIO')),
             },

@@ -10,7 +10,8 @@ import type { AgentRun, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe, type LedgerBuilder } from '@maka/events/testing'
 import { describeStoreError, ledgerPath, makeFileStores } from '@maka/stores'
 import { afterAll, describe, expect, it } from 'vitest'
-import { type AncestorRead, type ContinuationPlan, type LedgerRead, planContinuation } from '../src/index.js'
+import type { LedgerSnapshot } from '@maka/stores'
+import { type AncestorRead, type ContinuationPlan, planContinuation } from '../src/index.js'
 import { continuationHeader, defaultFacts, freshIds, header, safeRows } from './givenLedger.js'
 
 const roots: Array<string> = []
@@ -40,7 +41,7 @@ const readThroughStore = async (runs: ReadonlyArray<OnDisk>): Promise<ReadonlyAr
   for (const run of runs) {
     const read = await stores.events.read(run.header.sessionId, run.header.runId)()
     if (read._tag === 'Left') throw new Error(describeStoreError(read.left))
-    const ledger: LedgerRead = read.right
+    const ledger: LedgerSnapshot = read.right
     reads.push({ header: run.header, ledger })
   }
   return reads

@@ -6,7 +6,7 @@
 import { writeFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { RuntimeEvent } from '@maka/events'
+import { type RuntimeEvent, makeIsoTimestampUnsafe, makeNonEmptyStringUnsafe, makeRunIdUnsafe } from '@maka/events'
 import type { StorePorts } from '@maka/stores'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { killAllChildren, spawnStoreChild } from './children.js'
@@ -141,13 +141,18 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         await value(stores.sessions.create(sessionRecord(S)))
         expect(await value(stores.runs.list(S))).toEqual([])
         await value(stores.runs.create(runHeader(source)))
-        const clash = await failure(stores.runs.create(runHeader(source, { modelId: 'other' as never })))
+        const clash = await failure(
+          stores.runs.create(runHeader(source, { modelId: makeNonEmptyStringUnsafe('other') })),
+        )
         expect(clash._tag).toBe('RunAlreadyExists')
         expect(await value(stores.runs.read(S, source.runId))).toEqual(runHeader(source))
         const missing = runHeader(runIdentity(S, 9))
         expect((await failure(stores.runs.update(missing)))._tag).toBe('NotFound')
         expect((await failure(stores.runs.read(S, 'run-9')))._tag).toBe('NotFound')
-        const done = runHeader(source, { status: 'completed', updatedAt: '2026-01-02T03:05:00.000Z' as never })
+        const done = runHeader(source, {
+          status: 'completed',
+          updatedAt: makeIsoTimestampUnsafe('2026-01-02T03:05:00.000Z'),
+        })
         await value(stores.runs.update(done, { durable: true }))
         await value(stores.runs.create(runHeader(runIdentity(S, 0))))
         const reopened = await open(location)
@@ -186,13 +191,15 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         const { stores } = await freshStores()
         const events = await withSourceRun(stores, 2)
         const [next] = ledgerRows(runIdentity(S, 1), 3).slice(2)
-        expect((await failure(stores.events.append(S, 'run-7', { ...next!, runId: 'run-7' as never })))._tag).toBe(
-          'NotFound',
-        )
+        expect(
+          (await failure(stores.events.append(S, 'run-7', { ...next!, runId: makeNonEmptyStringUnsafe('run-7') })))
+            ._tag,
+        ).toBe('NotFound')
         expect((await failure(stores.events.read(S, 'run-7')))._tag).toBe('NotFound')
-        expect((await failure(stores.events.append(S, source.runId, { ...next!, runId: 'run-2' as never })))._tag).toBe(
-          'EventIdentityMismatch',
-        )
+        expect(
+          (await failure(stores.events.append(S, source.runId, { ...next!, runId: makeNonEmptyStringUnsafe('run-2') })))
+            ._tag,
+        ).toBe('EventIdentityMismatch')
         expect((await failure(stores.events.append(S, source.runId, { ...next!, extra: 1 } as never)))._tag).toBe(
           'InvalidRecord',
         )
@@ -323,7 +330,7 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         const { stores } = await freshStores()
         await withSourceRun(stores)
         const { claim, header } = claimAndHeader(source, 4, runIdentity(S, 2))
-        const wrong = await failure(stores.claims.claimBoundary(claim, { ...header, runId: 'run-8' as never }))
+        const wrong = await failure(stores.claims.claimBoundary(claim, { ...header, runId: makeRunIdUnsafe('run-8') }))
         expect(wrong._tag).toBe('InvalidRecord')
         expect(await value(stores.claims.list(S))).toEqual([])
         expect((await failure(stores.runs.read(S, 'run-8')))._tag).toBe('NotFound')

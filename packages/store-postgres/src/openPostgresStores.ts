@@ -15,9 +15,9 @@ import {
   OwnerLock,
   SessionRecord,
   ShellRun,
-  type RunId,
-  type SessionId,
-  type ShellRunId,
+  RunId,
+  SessionId,
+  ShellRunId,
 } from '@maka/events'
 import {
   checkClaimBoundary,
@@ -370,7 +370,8 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
               'SELECT session_id FROM session_ids ORDER BY session_id COLLATE "C"',
             )
           ).rows.map((r) => r.session_id)
-          return E.right(ids.filter((id) => E.isRight(checkIds(['sessionId', id]))) as Array<SessionId>)
+          // A name that is not a session id is not a session, as in a data dir (decisions 60).
+          return E.right(ids.filter(SessionId.is))
         },
       ),
   }
@@ -434,22 +435,25 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
           const ids = checkIds(['sessionId', sessionId])
           if (E.isLeft(ids)) return ids
           const rows = (
-            await pool.query<{ run_id: RunId; header: string }>(
+            await pool.query<{ run_id: string; header: string }>(
               'SELECT run_id, header FROM runs WHERE session_id = $1 ORDER BY run_id COLLATE "C"',
               [sessionId],
             )
           ).rows
-          return E.right(
-            rows.map(({ run_id: runId, header }): RunListing => {
-              const decoded = decodeStored(
-                header,
-                runWhere(sessionId, runId),
-                decodeHeader,
-                (h) => h.sessionId === sessionId && h.runId === runId,
-              )
-              return E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left }
-            }),
-          )
+          const listed: Array<RunListing> = []
+          for (const { run_id: runId, header } of rows) {
+            // Only a checked id is ever written to run_id: a row whose id does not decode is damage,
+            // and the listing fails closed rather than drop a run (decisions 60).
+            if (!RunId.is(runId)) return E.left(unreadable(runWhere(sessionId, runId), 'run id is invalid'))
+            const decoded = decodeStored(
+              header,
+              runWhere(sessionId, runId),
+              decodeHeader,
+              (h) => h.sessionId === sessionId && h.runId === runId,
+            )
+            listed.push(E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left })
+          }
+          return E.right(listed)
         },
       ),
   }
@@ -566,22 +570,28 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
           const ids = checkIds(['sessionId', sessionId])
           if (E.isLeft(ids)) return ids
           const rows = (
-            await pool.query<{ shell_run_id: ShellRunId; record: string }>(
+            await pool.query<{ shell_run_id: string; record: string }>(
               'SELECT shell_run_id, record FROM shell_runs WHERE session_id = $1 ORDER BY shell_run_id COLLATE "C"',
               [sessionId],
             )
           ).rows
-          return E.right(
-            rows.map(({ shell_run_id: shellRunId, record }): ShellRunListing => {
-              const decoded = decodeStored(
-                record,
-                shellWhere(sessionId, shellRunId),
-                decodeShellRun,
-                (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
-              )
-              return E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left }
-            }),
-          )
+          const listed: Array<ShellRunListing> = []
+          for (const { shell_run_id: shellRunId, record } of rows) {
+            // As for runs: an id the store never writes fails the listing closed (decisions 60).
+            if (!ShellRunId.is(shellRunId)) {
+              return E.left(unreadable(shellWhere(sessionId, shellRunId), 'shell run id is invalid'))
+            }
+            const decoded = decodeStored(
+              record,
+              shellWhere(sessionId, shellRunId),
+              decodeShellRun,
+              (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
+            )
+            listed.push(
+              E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left },
+            )
+          }
+          return E.right(listed)
         },
       ),
   }

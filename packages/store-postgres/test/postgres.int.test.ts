@@ -93,6 +93,20 @@ describe('the PostgreSQL database', () => {
     const listed = await value(s.runs.list(S))
     expect(listed).toEqual([{ runId: 'run-1', error: expect.objectContaining({ _tag: 'Unreadable' }) }])
   })
+
+  it('fails the run and shell-run lists closed on a row whose id is not an id, and skips such a session', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    await onDatabase(url, async (c) => {
+      await c.query('INSERT INTO runs (session_id, run_id, header) VALUES ($1, $2, $3)', [S, '../run-2', '{}'])
+      await c.query('INSERT INTO shell_runs (session_id, shell_run_id, record) VALUES ($1, $2, $3)', [S, 'a b', '{}'])
+      await c.query('INSERT INTO session_ids (session_id) VALUES ($1)', ['not/a/session'])
+    })
+    expect(await failure(s.runs.list(S))).toMatchObject({ _tag: 'Unreadable', reason: 'run id is invalid' })
+    expect(await failure(s.shellRuns.list(S))).toMatchObject({ _tag: 'Unreadable', reason: 'shell run id is invalid' })
+    expect(await value(s.sessions.list())).toEqual([S])
+  })
 })
 
 describe('the ledger', () => {

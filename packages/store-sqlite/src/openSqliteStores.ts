@@ -12,10 +12,10 @@ import {
   OwnerLock,
   SessionRecord,
   ShellRun,
-  type RunId,
+  RunId,
   type RuntimeEvent,
-  type SessionId,
-  type ShellRunId,
+  SessionId,
+  ShellRunId,
 } from '@maka/events'
 import {
   checkClaimBoundary,
@@ -237,7 +237,8 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
             .prepare('SELECT session_id FROM session_ids ORDER BY session_id')
             .pluck()
             .all() as Array<string>
-          return E.right(ids.filter((id) => E.isRight(checkIds(['sessionId', id]))) as Array<SessionId>)
+          // A name that is not a session id is not a session, as in a data dir (decisions 60).
+          return E.right(ids.filter(SessionId.is))
         },
       ),
   }
@@ -291,18 +292,21 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
           if (E.isLeft(ids)) return ids
           const rows = db
             .prepare('SELECT run_id AS runId, header FROM runs WHERE session_id = ? ORDER BY run_id')
-            .all(sessionId) as Array<{ readonly runId: RunId; readonly header: string }>
-          return E.right(
-            rows.map(({ runId, header }): RunListing => {
-              const decoded = decodeStored(
-                header,
-                runWhere(sessionId, runId),
-                decodeHeader,
-                (h) => h.sessionId === sessionId && h.runId === runId,
-              )
-              return E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left }
-            }),
-          )
+            .all(sessionId) as Array<{ readonly runId: string; readonly header: string }>
+          const listed: Array<RunListing> = []
+          for (const { runId, header } of rows) {
+            // Only a checked id is ever written to run_id: a row whose id does not decode is damage,
+            // and the listing fails closed rather than drop a run (decisions 60).
+            if (!RunId.is(runId)) return E.left(unreadable(runWhere(sessionId, runId), 'run id is invalid'))
+            const decoded = decodeStored(
+              header,
+              runWhere(sessionId, runId),
+              decodeHeader,
+              (h) => h.sessionId === sessionId && h.runId === runId,
+            )
+            listed.push(E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left })
+          }
+          return E.right(listed)
         },
       ),
   }
@@ -416,18 +420,24 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
             .prepare(
               'SELECT shell_run_id AS shellRunId, record FROM shell_runs WHERE session_id = ? ORDER BY shell_run_id',
             )
-            .all(sessionId) as Array<{ readonly shellRunId: ShellRunId; readonly record: string }>
-          return E.right(
-            rows.map(({ shellRunId, record }): ShellRunListing => {
-              const decoded = decodeStored(
-                record,
-                shellWhere(sessionId, shellRunId),
-                decodeShellRun,
-                (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
-              )
-              return E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left }
-            }),
-          )
+            .all(sessionId) as Array<{ readonly shellRunId: string; readonly record: string }>
+          const listed: Array<ShellRunListing> = []
+          for (const { shellRunId, record } of rows) {
+            // As for runs: an id the store never writes fails the listing closed (decisions 60).
+            if (!ShellRunId.is(shellRunId)) {
+              return E.left(unreadable(shellWhere(sessionId, shellRunId), 'shell run id is invalid'))
+            }
+            const decoded = decodeStored(
+              record,
+              shellWhere(sessionId, shellRunId),
+              decodeShellRun,
+              (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
+            )
+            listed.push(
+              E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left },
+            )
+          }
+          return E.right(listed)
         },
       ),
   }

@@ -104,6 +104,26 @@ describe('stored records', () => {
     expect(await s.runs.read(S, 'run-1')()).toMatchObject({ _tag: 'Left', left: { _tag: 'Unreadable' } })
   })
 
+  it('fails the run and shell-run lists closed on a row whose id is not an id, and skips such a session', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    rawDb(file, (db) => {
+      db.prepare('INSERT INTO runs (session_id, run_id, header) VALUES (?, ?, ?)').run(S, '../run-2', '{}')
+      db.prepare('INSERT INTO shell_runs (session_id, shell_run_id, record) VALUES (?, ?, ?)').run(S, 'a b', '{}')
+      db.prepare('INSERT INTO session_ids (session_id) VALUES (?)').run('not/a/session')
+    })
+    expect(await s.runs.list(S)()).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'Unreadable', reason: 'run id is invalid' },
+    })
+    expect(await s.shellRuns.list(S)()).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'Unreadable', reason: 'shell run id is invalid' },
+    })
+    expect(await s.sessions.list()()).toEqual({ _tag: 'Right', right: [S] })
+  })
+
   it('fails the claim list on a claim that names another boundary than its key', async () => {
     const file = await freshFile()
     const s = stores(file)

@@ -3,7 +3,7 @@
  * two processes can never both create one run; update replaces the header atomically (temp file +
  * `rename`). Header writes share the per-run queue with ledger appends.
  */
-import { decodeAgentRun, isSafeId, type AgentRun, type RunId } from '@maka/events'
+import { decodeAgentRun, type AgentRun, RunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
@@ -154,8 +154,10 @@ export const makeAgentRunStore = (context: StoreContext): AgentRunStore => {
           if (E.isLeft(entries)) return entries
           const runIds = entries.right
             // A linked run folder is listed so that reading it reports the link: it is never dropped.
-            .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isSafeId(entry.name))
-            .map((entry) => entry.name as RunId)
+            .filter((entry) => entry.isDirectory() || entry.isSymbolicLink())
+            .map((entry) => entry.name)
+            // A name that is not a run id is not a run: no create could have made it (decisions 60).
+            .filter(RunId.is)
             .sort()
           const listings = await Promise.all(
             runIds.map(async (runId): Promise<RunListing> => {

@@ -5,7 +5,7 @@
  * two processes from continuing one boundary; a SQLite or PostgreSQL store would do both in one
  * transaction with a unique key.
  */
-import { ContinuationClaim, decodeWith, type AgentRun, type RunId } from '@maka/events'
+import { ContinuationClaim, decodeWith, type AgentRun, RunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkRunHeader, createRunHeaderLocked } from './AgentRunStore.js'
@@ -181,8 +181,8 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
             .filter((entry) => entry.isFile() || entry.isSymbolicLink())
             .map((entry) => ({ name: entry.name, match: CLAIM_FILE.exec(entry.name) }))
             .flatMap(({ name, match }) =>
-              match?.[1] !== undefined && match[2] !== undefined
-                ? [{ name, sourceRunId: match[1] as RunId, highWater: Number(match[2]) }]
+              RunId.is(match?.[1]) && match[2] !== undefined
+                ? [{ name, sourceRunId: match[1], highWater: Number(match[2]) }]
                 : [],
             )
             .filter((boundary) => Number.isSafeInteger(boundary.highWater))

@@ -2,7 +2,7 @@
  * The session header store: `sessions/<sessionId>/session.json`. The header is a projection (cwd,
  * creation time, title), so unknown keys are tolerated on read; create is exclusive and durable.
  */
-import { decodeWith, isSafeId, SessionRecord, type SessionId } from '@maka/events'
+import { decodeWith, SessionRecord, SessionId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
@@ -88,8 +88,11 @@ export const makeSessionStore = (context: StoreContext): SessionStore => {
           return E.right(
             entries.right
               // A linked session folder is listed so that reading it reports the link: it is never dropped.
-              .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isSafeId(entry.name))
-              .map((entry) => entry.name as SessionId)
+              .filter((entry) => entry.isDirectory() || entry.isSymbolicLink())
+              .map((entry) => entry.name)
+              // A name that is not a session id is not a session: no create could have made it,
+              // and no read can reach it (decisions 60).
+              .filter(SessionId.is)
               .sort(),
           )
         },

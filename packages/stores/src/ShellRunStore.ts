@@ -3,7 +3,7 @@
  * replaces the whole record atomically and durably, because recovery decides from these files
  * whether a background operation is still running.
  */
-import { decodeWith, ShellRun, type ShellRunId } from '@maka/events'
+import { decodeWith, ShellRun, ShellRunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
@@ -95,8 +95,8 @@ export const makeShellRunStore = (context: StoreContext): ShellRunStore => {
             // A linked record is listed so that reading it reports the link: it is never dropped.
             .filter((entry) => entry.isFile() || entry.isSymbolicLink())
             .map((entry) => SHELL_RUN_FILE.exec(entry.name)?.[1])
-            .filter((id): id is string => id !== undefined)
-            .sort() as Array<ShellRunId>
+            .filter(ShellRunId.is)
+            .sort()
           const listings = await Promise.all(
             shellRunIds.map(async (shellRunId): Promise<ShellRunListing> => {
               const record = await readShellRun(sessionId, shellRunId)

@@ -96,7 +96,7 @@ const holdsSession = async (destination: StorePorts, sessionId: string): Promise
   const listed = await destination.sessions.list()()
   if (listed._tag === 'Left')
     throw new BadInputError(`The destination cannot be read: ${describeStoreError(listed.left)}`)
-  return listed.right.includes(sessionId as never)
+  return listed.right.some((listedId) => listedId === sessionId)
 }
 
 const writeSession = async (destination: StorePorts, copy: SessionCopy): Promise<void> => {

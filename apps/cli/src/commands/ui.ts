@@ -7,6 +7,7 @@
  * Runs until SIGINT or SIGTERM: running turns are cancelled durably, exit 0.
  */
 import { spawn } from 'node:child_process'
+import { errnoCode } from '@maka/stores'
 import { ExitCode, BadInputError } from '../ExitCode.js'
 import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
 import { safeBoundaryResumeFromEnv } from '../hostInput.js'
@@ -62,8 +63,8 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   try {
     server = await serveUi({ services, messages, rendererDir: rendererDir(), port })
   } catch (error) {
-    const code = (error as { code?: string }).code
-    if (code === 'EADDRINUSE') throw new BadInputError(`Port ${port} is in use: pick another with --port or omit it.`)
+    if (errnoCode(error) === 'EADDRINUSE')
+      throw new BadInputError(`Port ${port} is in use: pick another with --port or omit it.`)
     throw error
   }
   say(`maka ui: listening on ${server.origin} (127.0.0.1 only; every request needs this run's token)`)

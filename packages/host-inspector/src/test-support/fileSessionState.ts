@@ -7,8 +7,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import { AgentRun, decodeAgentRun, decodeWith, ShellRun } from '@maka/events'
-import type { RunEntry, SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
+import { AgentRun, decodeAgentRun, decodeWith, RunId, ShellRun } from '@maka/events'
+import { type RunListing, errnoCode, unreadable } from '@maka/stores'
+import type { SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
 
 const decodeShellRun = decodeWith(ShellRun)
 
@@ -16,7 +17,7 @@ const listDir = async (dir: string): Promise<ReadonlyArray<string>> => {
   try {
     return (await readdir(dir)).sort()
   } catch (error) {
-    if (typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT') return []
+    if (errnoCode(error) === 'ENOENT') return []
     throw error
   }
 }
@@ -78,12 +79,15 @@ export const makeDataDirFixtureUnsafe = async (): Promise<DataDirFixture> => {
         async () => {
           const dir = path.join(sessionDir(sessionId), 'runs')
           return Promise.all(
-            (await listDir(dir)).map(async (runId): Promise<RunEntry> => {
+            (await listDir(dir)).filter(RunId.is).map(async (runId): Promise<RunListing> => {
+              const file = path.join(dir, runId, 'run.json')
               try {
-                const decoded = decodeAgentRun(await readJson(path.join(dir, runId, 'run.json')))
-                return decoded._tag === 'Right' ? { runId, header: decoded.right } : { runId, error: decoded.left }
+                const decoded = decodeAgentRun(await readJson(file))
+                return decoded._tag === 'Right'
+                  ? { runId, header: decoded.right }
+                  : { runId, error: unreadable(file, decoded.left) }
               } catch (error) {
-                return { runId, error }
+                return { runId, error: unreadable(file, String(error)) }
               }
             }),
           )
