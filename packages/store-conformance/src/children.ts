@@ -6,6 +6,13 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const CHILD = fileURLToPath(new URL('../child/storeChild.mjs', import.meta.url))
+
+/**
+ * The path of a plain-node child that makes continuations' writes in the executor's order, forever,
+ * announcing each just before it (`{k, step}`) and after it (`{k, done}`), for SIGKILL-mid-write tests.
+ * Its argument is JSON `{ module, open, location, sessionId, sourceRunId }`.
+ */
+export const CONTINUATION_WRITER = fileURLToPath(new URL('../child/continuationWriter.mjs', import.meta.url))
 const READY_TIMEOUT_MS = 60_000
 
 /** A running child and the messages it printed so far. */

@@ -4,3 +4,4 @@
  * support only; never published.
  */
 export { describeStoreConformance, conformanceRows, type ConformanceSubject } from './describeStoreConformance.js'
+export { CONTINUATION_WRITER } from './children.js'

@@ -10,13 +10,13 @@
  */
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { conformanceRows } from '@maka/store-conformance'
+import { CONTINUATION_WRITER, conformanceRows } from '@maka/store-conformance'
 import type { AgentRun } from '@maka/events'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from '../src/index.js'
 import { dropDatabase, freshDatabase, onDatabase } from './support.js'
 
-const WRITER = fileURLToPath(new URL('./fixtures/continuation-writer.mjs', import.meta.url))
+const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 const STEPS = ['claim', 'start', 'running', 'row', 'terminal', 'header'] as const
 const S = 'session-1'
 const databases: Array<string> = []
@@ -31,8 +31,14 @@ const killAt = (url: string, step: string): Promise<ReadonlyArray<Message>> =>
   new Promise((resolve, reject) => {
     const env = { ...process.env }
     delete env['NODE_OPTIONS']
-    const input = JSON.stringify({ url, sessionId: S, sourceRunId: 'run-1' })
-    const child = spawn(process.execPath, [WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const input = JSON.stringify({
+      module: DIST,
+      open: 'openPostgresStores',
+      location: url,
+      sessionId: S,
+      sourceRunId: 'run-1',
+    })
+    const child = spawn(process.execPath, [CONTINUATION_WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const messages: Array<Message> = []
     let buffered = ''
     let stderr = ''

@@ -12,13 +12,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { conformanceRows } from '@maka/store-conformance'
+import { CONTINUATION_WRITER, conformanceRows } from '@maka/store-conformance'
 import type { AgentRun } from '@maka/events'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openSqliteStores, type SqliteStores } from '../src/index.js'
 
-const WRITER = fileURLToPath(new URL('./fixtures/continuation-writer.mjs', import.meta.url))
+const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 const STEPS = ['claim', 'start', 'running', 'row', 'terminal', 'header'] as const
 const S = 'session-1'
 const dirs: Array<string> = []
@@ -33,8 +33,14 @@ const killAt = (file: string, step: string): Promise<ReadonlyArray<Message>> =>
   new Promise((resolve, reject) => {
     const env = { ...process.env }
     delete env['NODE_OPTIONS']
-    const input = JSON.stringify({ file, sessionId: S, sourceRunId: 'run-1' })
-    const child = spawn(process.execPath, [WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const input = JSON.stringify({
+      module: DIST,
+      open: 'openSqliteStores',
+      location: file,
+      sessionId: S,
+      sourceRunId: 'run-1',
+    })
+    const child = spawn(process.execPath, [CONTINUATION_WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
     const messages: Array<Message> = []
     let buffered = ''
     let stderr = ''
