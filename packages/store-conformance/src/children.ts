@@ -7,12 +7,50 @@ import { fileURLToPath } from 'node:url'
 
 const CHILD = fileURLToPath(new URL('../child/storeChild.mjs', import.meta.url))
 
+const CONTINUATION_WRITER = fileURLToPath(new URL('../child/continuationWriter.mjs', import.meta.url))
+
 /**
- * The path of a plain-node child that makes continuations' writes in the executor's order, forever,
- * announcing each just before it (`{k, step}`) and after it (`{k, done}`), for SIGKILL-mid-write tests.
- * Its argument is JSON `{ module, open, location, sessionId, sourceRunId }`.
+ * What the continuation writer announced before it was killed: `{k, step}` just before each write
+ * of continuation k and `{k, done}` just after it.
  */
-export const CONTINUATION_WRITER = fileURLToPath(new URL('../child/continuationWriter.mjs', import.meta.url))
+export type WriterMessage = Readonly<Record<string, unknown>>
+
+/**
+ * Runs `child/continuationWriter.mjs` — continuations' writes in the executor's order, forever,
+ * under plain node against the adapter's built module — until it announces `step` of the next
+ * continuation, SIGKILLs it there (in the middle of that write) and resolves with what it said.
+ */
+export const killContinuationWriterAt = (
+  adapter: { readonly module: string; readonly open: string },
+  target: { readonly location: string; readonly sessionId: string; readonly sourceRunId: string },
+  step: string,
+): Promise<ReadonlyArray<WriterMessage>> =>
+  new Promise((resolve, reject) => {
+    const env = { ...process.env }
+    delete env['NODE_OPTIONS']
+    const input = JSON.stringify({ ...adapter, ...target })
+    const child = spawn(process.execPath, [CONTINUATION_WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const messages: Array<WriterMessage> = []
+    let buffered = ''
+    let stderr = ''
+    let killed = false
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout?.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString()
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const message = JSON.parse(buffered.slice(0, nl)) as WriterMessage
+        buffered = buffered.slice(nl + 1)
+        messages.push(message)
+        if (!killed && message['step'] === step) {
+          killed = true
+          child.kill('SIGKILL')
+        }
+      }
+    })
+    child.once('exit', (_code, signal) =>
+      signal === 'SIGKILL' ? resolve(messages) : reject(new Error(`writer ended on its own: ${stderr}`)),
+    )
+  })
 const READY_TIMEOUT_MS = 60_000
 
 /** A running child and the messages it printed so far. */

@@ -4,4 +4,4 @@
  * support only; never published.
  */
 export { describeStoreConformance, conformanceRows, type ConformanceSubject } from './describeStoreConformance.js'
-export { CONTINUATION_WRITER } from './children.js'
+export { killContinuationWriterAt, type WriterMessage } from './children.js'

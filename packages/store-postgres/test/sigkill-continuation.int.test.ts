@@ -8,9 +8,8 @@
  * whole and holding every acknowledged row, no header ahead of its ledger — and no session lock or
  * transaction of the dead client left behind.
  */
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import { CONTINUATION_WRITER, conformanceRows } from '@maka/store-conformance'
+import { type WriterMessage, conformanceRows, killContinuationWriterAt } from '@maka/store-conformance'
 import type { AgentRun } from '@maka/events'
 import { afterAll, describe, expect, it } from 'vitest'
 import { openPostgresStores, type PostgresStores } from '../src/index.js'
@@ -24,42 +23,15 @@ afterAll(async () => {
   for (const url of databases.splice(0)) await dropDatabase(url)
 })
 
-type Message = Record<string, unknown>
+type Message = WriterMessage
 
 // Runs the writer until it announces `step` of a continuation after those already made, then kills it.
 const killAt = (url: string, step: string): Promise<ReadonlyArray<Message>> =>
-  new Promise((resolve, reject) => {
-    const env = { ...process.env }
-    delete env['NODE_OPTIONS']
-    const input = JSON.stringify({
-      module: DIST,
-      open: 'openPostgresStores',
-      location: url,
-      sessionId: S,
-      sourceRunId: 'run-1',
-    })
-    const child = spawn(process.execPath, [CONTINUATION_WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const messages: Array<Message> = []
-    let buffered = ''
-    let stderr = ''
-    let killed = false
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString()
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const message = JSON.parse(buffered.slice(0, nl)) as Message
-        buffered = buffered.slice(nl + 1)
-        messages.push(message)
-        if (!killed && message['step'] === step) {
-          killed = true
-          child.kill('SIGKILL')
-        }
-      }
-    })
-    child.once('exit', (_code, signal) =>
-      signal === 'SIGKILL' ? resolve(messages) : reject(new Error(`writer ended on its own: ${stderr}`)),
-    )
-  })
+  killContinuationWriterAt(
+    { module: DIST, open: 'openPostgresStores' },
+    { location: url, sessionId: S, sourceRunId: 'run-1' },
+    step,
+  )
 
 const value = async <A>(task: () => Promise<{ _tag: 'Left'; left: unknown } | { _tag: 'Right'; right: A }>) => {
   const result = await task()

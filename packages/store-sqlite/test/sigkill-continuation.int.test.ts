@@ -7,12 +7,11 @@
  * without its target header and pinned boundary, every ledger whole and holding every acknowledged
  * row, no header ahead of its ledger.
  */
-import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { CONTINUATION_WRITER, conformanceRows } from '@maka/store-conformance'
+import { type WriterMessage, conformanceRows, killContinuationWriterAt } from '@maka/store-conformance'
 import type { AgentRun } from '@maka/events'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -26,42 +25,15 @@ afterAll(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true })
 })
 
-type Message = Record<string, unknown>
+type Message = WriterMessage
 
 // Runs the writer until it announces `step` of a continuation after those already made, then kills it.
 const killAt = (file: string, step: string): Promise<ReadonlyArray<Message>> =>
-  new Promise((resolve, reject) => {
-    const env = { ...process.env }
-    delete env['NODE_OPTIONS']
-    const input = JSON.stringify({
-      module: DIST,
-      open: 'openSqliteStores',
-      location: file,
-      sessionId: S,
-      sourceRunId: 'run-1',
-    })
-    const child = spawn(process.execPath, [CONTINUATION_WRITER, input], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const messages: Array<Message> = []
-    let buffered = ''
-    let stderr = ''
-    let killed = false
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString()
-      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
-        const message = JSON.parse(buffered.slice(0, nl)) as Message
-        buffered = buffered.slice(nl + 1)
-        messages.push(message)
-        if (!killed && message['step'] === step) {
-          killed = true
-          child.kill('SIGKILL')
-        }
-      }
-    })
-    child.once('exit', (_code, signal) =>
-      signal === 'SIGKILL' ? resolve(messages) : reject(new Error(`writer ended on its own: ${stderr}`)),
-    )
-  })
+  killContinuationWriterAt(
+    { module: DIST, open: 'openSqliteStores' },
+    { location: file, sessionId: S, sourceRunId: 'run-1' },
+    step,
+  )
 
 const value = async <A>(task: () => Promise<{ _tag: 'Left'; left: unknown } | { _tag: 'Right'; right: A }>) => {
   const result = await task()
