@@ -89,6 +89,36 @@ export interface Continuation {
 }
 
 /**
+ * One run's part of a replay history: the rows of `runId`'s ledger before `rows` that
+ * `isReplayed` keeps — `count` of them. A run's rows are its ledger's committed rows in order.
+ * @category models
+ */
+export interface ReplaySegment {
+  readonly runId: string
+  readonly rows: number
+  readonly count: number
+  readonly isReplayed: (event: RuntimeEvent) => boolean
+}
+
+/**
+ * An approved plan's continuation with its history as segments instead of events: what a caller
+ * that never holds the ledgers (a plan printed as JSON) gets. The segments run oldest first; the
+ * last is the source run's own (`sourceRuntimeContext`).
+ * @category models
+ */
+export interface ContinuationOutline extends Omit<Continuation, 'runtimeContext' | 'sourceRuntimeContext'> {
+  readonly replay: ReadonlyArray<ReplaySegment>
+}
+
+/**
+ * A plan whose continuation, if any, is an outline.
+ * @category models
+ */
+export interface OutlinedPlan extends Omit<ContinuationPlan, 'continuation'> {
+  readonly continuation?: ContinuationOutline
+}
+
+/**
  * The planner's answer: continue with a continuation, or park with every reason.
  * @category models
  */
@@ -140,7 +170,7 @@ export const makeParkedPlan = (
   findings: ParkFindings,
   boundary: PlanBoundary,
   warnings: ReadonlyArray<PlanDiagnostic> = [],
-): ContinuationPlan => ({
+): Omit<ContinuationPlan, 'continuation'> => ({
   disposition: 'park',
   rejectionReasons: rejectionReasonsOf(findings),
   diagnostics: [...sortFindings(findings).map(toErrorDiagnostic), ...warnings],
@@ -152,10 +182,10 @@ export const makeParkedPlan = (
  * An approved plan: no reasons, warnings only.
  * @category constructors
  */
-export const makeContinuePlan = (
-  continuation: Continuation,
+export const makeContinuePlan = <C extends Continuation | ContinuationOutline>(
+  continuation: C,
   warnings: ReadonlyArray<PlanDiagnostic> = [],
-): ContinuationPlan => ({
+): Omit<ContinuationPlan, 'continuation'> & { readonly continuation: C } => ({
   disposition: 'continue',
   rejectionReasons: [],
   diagnostics: warnings,
@@ -163,3 +193,36 @@ export const makeContinuePlan = (
   sourceRuntimeEventHighWater: continuation.sourceRuntimeEventHighWater,
   continuation,
 })
+
+/**
+ * The events of a segment, given the rows of its run.
+ * @category constructors
+ */
+export const segmentEvents = (segment: ReplaySegment, rows: ReadonlyArray<RuntimeEvent>): Array<RuntimeEvent> => {
+  const kept: Array<RuntimeEvent> = []
+  const end = Math.min(segment.rows, rows.length)
+  for (let i = 0; i < end; i += 1) {
+    const event = rows[i]
+    if (event !== undefined && segment.isReplayed(event)) kept.push(event)
+  }
+  return kept
+}
+
+/**
+ * The plan of an outline, its history taken from the rows of each run (`rowsOf`).
+ * @category constructors
+ */
+export const materializePlan = (
+  plan: OutlinedPlan,
+  rowsOf: (runId: string) => ReadonlyArray<RuntimeEvent>,
+): ContinuationPlan => {
+  const { continuation, ...rest } = plan
+  if (continuation === undefined) return rest
+  const { replay, ...fields } = continuation
+  const segments = replay.map((segment) => segmentEvents(segment, rowsOf(segment.runId)))
+  const sourceRuntimeContext = segments.at(-1) ?? []
+  return {
+    ...rest,
+    continuation: { ...fields, runtimeContext: segments.flat(), sourceRuntimeContext },
+  }
+}

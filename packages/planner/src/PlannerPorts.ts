@@ -4,11 +4,11 @@
  * is the store's own type, named here as a type only, so the planner stays pure: it loads neither
  * package. Every port fails with `unknown`; the planner turns each failure into its park reason.
  */
-import type { AgentRun, ContinuationClaim } from '@maka/events'
+import type { AgentRun, ContinuationClaim, RuntimeEvent } from '@maka/events'
 import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import type * as T from 'fp-ts/lib/Task.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import type { ContinuationIds, ContinuationPlan } from './ContinuationPlan.js'
+import type { ContinuationIds, ContinuationPlan, OutlinedPlan } from './ContinuationPlan.js'
 import type { HostFacts } from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------
@@ -29,6 +29,15 @@ export interface PlannerStorePort {
   readRun(sessionId: string, runId: string): TE.TaskEither<unknown, AgentRun>
   /** A run's ledger; a problem inside the read is data, a Left means it could not be read at all. */
   readLedger(sessionId: string, runId: string): TE.TaskEither<unknown, LedgerSnapshot>
+  /**
+   * A run's ledger handed row by row to `onEvent` and not kept: the rows `readLedger` would hold,
+   * in order, and the read's counts. Optional: without it, `outline` reads ledgers whole.
+   */
+  foldLedger?(
+    sessionId: string,
+    runId: string,
+    onEvent: (event: RuntimeEvent) => void,
+  ): TE.TaskEither<unknown, LedgerFoldCounts>
   /** The session's continuation claims. */
   listClaims(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ContinuationClaim>>
 }
@@ -85,4 +94,21 @@ export interface PlanRequest {
  */
 export interface RuntimeContinuationPlanner {
   plan(request: PlanRequest): T.Task<ContinuationPlan>
+  /**
+   * The same plan with its history as segments of the runs' rows: every ledger is folded as it is
+   * read (`foldLedger`), so planning holds no ledger in memory.
+   */
+  outline(request: PlanRequest): T.Task<OutlinedPlan>
+}
+
+/**
+ * What a fold of a ledger reports besides its rows: the counts of `LedgerSnapshot`.
+ * @category models
+ */
+export interface LedgerFoldCounts {
+  /** How many rows were handed over. */
+  readonly rows: number
+  readonly highWater: number
+  readonly tornTail: LedgerSnapshot['tornTail']
+  readonly problem: LedgerSnapshot['problem']
 }

@@ -13,8 +13,9 @@ import type { OwnerLiveness } from './PlannerPorts.js'
 import type { BoundaryHolders } from './PlanningInput.js'
 import { latestTopLevelRun } from './sessionQueries.js'
 import { boundaryHolderOf } from './boundaryHolder.js'
-import { foreignRowsOf, ledgerReadable } from './ledgerChecks.js'
-import type { AncestorChain } from './walkAncestors.js'
+import type { FoldedLedger } from './foldLedger.js'
+import { type LedgerCounts, foreignRowsOf, ledgerReadable } from './ledgerChecks.js'
+import type { ChainOutline } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -124,7 +125,7 @@ export const workspaceIdentityRecorded: Gate<AgentRun, string> = (source) =>
  * @category gates
  */
 export const sourceLedgerLoaded =
-  (runId: string): Gate<E.Either<unknown, LedgerSnapshot>, LedgerSnapshot> =>
+  <L = LedgerSnapshot>(runId: string): Gate<E.Either<unknown, L>, L> =>
   (read) =>
     E.isLeft(read)
       ? park('runtime_ledger_unreadable', { reason: 'ledger_read_failed', runId, cause: describeCause(read.left) })
@@ -135,7 +136,7 @@ export const sourceLedgerLoaded =
  * @category gates
  */
 export const sourceLedgerReadable =
-  (runId: string): Gate<LedgerSnapshot, LedgerSnapshot> =>
+  (runId: string): Gate<LedgerCounts, LedgerCounts> =>
   (ledger) =>
     pipe(
       ledgerReadable(runId, ledger, 'row_unreadable'),
@@ -147,10 +148,15 @@ export const sourceLedgerReadable =
  * @category gates
  */
 export const ledgerRowsOwned: Gate<
-  { readonly source: AgentRun; readonly ledger: LedgerSnapshot; readonly chain: AncestorChain },
+  {
+    readonly source: AgentRun
+    readonly ledger: Pick<LedgerCounts, 'problem'>
+    readonly folded: Pick<FoldedLedger, 'foreignRow'>
+    readonly chain: Pick<ChainOutline, 'foreignRows'>
+  },
   void
-> = ({ source, ledger, chain }) => {
-  const rows = [...foreignRowsOf(source, ledger), ...chain.foreignRows]
+> = ({ source, ledger, folded, chain }) => {
+  const rows = [...foreignRowsOf(source, ledger, folded), ...chain.foreignRows]
   const first = rows[0]
   return first === undefined ? E.right(undefined) : park('runtime_identity_mismatch', { ...first, rows })
 }

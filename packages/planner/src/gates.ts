@@ -4,17 +4,7 @@
  * combined with the validation applicative and the user sees every reason at once. What a gate
  * passes on (the replay, the workspace identity, the tool catalog) becomes part of the plan.
  */
-import {
-  type AgentRun,
-  type NonEmptyString,
-  type RuntimeEvent,
-  isFunctionCallEvent,
-  isModelVisible,
-  isTerminalEvent,
-  isTerminalRunStatus,
-  runStatusFromTerminalStatus,
-} from '@maka/events'
-import type { ResumePlan } from '@maka/projection'
+import { type AgentRun, type NonEmptyString, isTerminalRunStatus, runStatusFromTerminalStatus } from '@maka/events'
 import { sequenceS } from 'fp-ts/lib/Apply.js'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -23,7 +13,8 @@ import type { ContinuationIds, SnapshotCheckpoint } from './ContinuationPlan.js'
 import type { HostFacts } from './HostFacts.js'
 import { sameCwd } from './normalizeCwd.js'
 import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from './ParkFinding.js'
-import type { AncestorChain } from './walkAncestors.js'
+import { DETAIL_LIMIT, type FoldedLedger, sortedUnique } from './foldLedger.js'
+import type { ChainOutline } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -36,13 +27,11 @@ import type { AncestorChain } from './walkAncestors.js'
  */
 export interface GateView {
   readonly source: AgentRun
-  /** The source's committed rows. */
-  readonly events: ReadonlyArray<RuntimeEvent>
-  /** Phase 0 of `events`, projected against {@link GateView.expectedHighWater}. */
-  readonly projection: ResumePlan
+  /** The source's committed rows, folded; Phase 0 projected against {@link GateView.expectedHighWater}. */
+  readonly ledger: FoldedLedger
   /** The checkpoint's high-water when a checkpoint is given, else the caller's; absent when neither. */
   readonly expectedHighWater?: { readonly value: number; readonly from: 'checkpoint' | 'caller' }
-  readonly chain: AncestorChain
+  readonly chain: ChainOutline
   readonly facts: HostFacts
   readonly ids: ContinuationIds
 }
@@ -61,14 +50,6 @@ export interface GatesPassed {
 // internals
 // -------------------------------------------------------------------------------------
 
-// Detail lists are capped so a huge corrupt ledger cannot blow up a plan.
-const DETAIL_LIMIT = 20
-
-const sortedUnique = (names: Iterable<string>): ReadonlyArray<string> =>
-  [...new Set(names)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-
-const IDENTITY_FIELDS = ['sessionId', 'invocationId', 'runId', 'turnId'] as const
-
 // -------------------------------------------------------------------------------------
 // gates
 // -------------------------------------------------------------------------------------
@@ -77,7 +58,7 @@ const IDENTITY_FIELDS = ['sessionId', 'invocationId', 'runId', 'turnId'] as cons
  * Gate 0: Phase 0 on the source prefix must be `safe_replay`.
  * @category gates
  */
-export const phase0Replayable: Gate<GateView, void> = ({ projection, expectedHighWater }) => {
+export const phase0Replayable: Gate<GateView, void> = ({ ledger: { projection }, expectedHighWater }) => {
   const findings = projection.rejectionReasons.map((reason) =>
     reason === 'runtime_offset_mismatch'
       ? makeParkFinding(reason, {
@@ -102,43 +83,28 @@ export const phase0Replayable: Gate<GateView, void> = ({ projection, expectedHig
  * Gate 1: every permission request has a later decision with its request id.
  * @category gates
  */
-export const permissionsDecided: Gate<GateView, void> = ({ events }) => {
-  const open = new Map<string, string>()
-  for (const event of events) {
-    if (event.partial) continue
-    const request = event.actions?.permissionRequest
-    if (request !== undefined) open.set(request.requestId, event.id)
-    const decision = event.actions?.permissionDecision
-    if (decision !== undefined) open.delete(decision.requestId)
-  }
-  return parkUnless(open.size === 0, 'pending_permission', () => ({
-    requestIds: [...open.keys()],
-    eventIds: [...open.values()],
+export const permissionsDecided: Gate<GateView, void> = ({ ledger: { openPermissions } }) =>
+  parkUnless(openPermissions.size === 0, 'pending_permission', () => ({
+    requestIds: [...openPermissions.keys()],
+    eventIds: [...openPermissions.values()],
   }))
-}
 
 /**
  * Gate 2: the ledger holds at least one event.
  * @category gates
  */
-export const ledgerNotEmpty: Gate<GateView, void> = ({ events }) =>
-  parkUnless(events.length > 0, 'runtime_ledger_empty', () => ({ highWater: 0 }))
+export const ledgerNotEmpty: Gate<GateView, void> = ({ ledger }) =>
+  parkUnless(ledger.rows > 0, 'runtime_ledger_empty', () => ({ highWater: 0 }))
 
 /**
  * Gate 3: every event carries the header's session, invocation, run and turn ids.
  * @category gates
  */
-export const eventIdentityConsistent: Gate<GateView, void> = ({ source, events }) => {
-  const rows: Array<{ line: number; eventId: string; fields: ReadonlyArray<string> }> = []
-  let count = 0
-  events.forEach((event, index) => {
-    const fields = IDENTITY_FIELDS.filter((field) => event[field] !== source[field])
-    if (fields.length === 0) return
-    count += 1
-    if (rows.length < DETAIL_LIMIT) rows.push({ line: index + 1, eventId: event.id, fields })
-  })
-  return parkUnless(count === 0, 'runtime_identity_mismatch', () => ({ count, rows }))
-}
+export const eventIdentityConsistent: Gate<GateView, void> = ({ ledger: { identityMismatches } }) =>
+  parkUnless(identityMismatches.count === 0, 'runtime_identity_mismatch', () => ({
+    count: identityMismatches.count,
+    rows: identityMismatches.rows,
+  }))
 
 /**
  * Gate 4: the new invocation, run and turn ids all differ from the source's.
@@ -153,17 +119,16 @@ export const continuationIdsFresh: Gate<GateView, void> = ({ source, ids }) => {
  * Gate 5: the header's terminal status matches exactly one non-partial terminal event.
  * @category gates
  */
-export const terminalStatusConsistent: Gate<GateView, void> = ({ source, events }) => {
-  const terminals = events.filter(isTerminalEvent)
-  const only = terminals.length === 1 ? terminals[0] : undefined
+export const terminalStatusConsistent: Gate<GateView, void> = ({ source, ledger: { terminals } }) => {
+  const only = terminals.count === 1 ? terminals.listed[0] : undefined
   const ok =
     only !== undefined &&
     isTerminalRunStatus(source.status) &&
     runStatusFromTerminalStatus(only.status) === source.status
   return parkUnless(ok, 'terminal_repair_failed', () => ({
     headerStatus: source.status,
-    terminalEvents: terminals.slice(0, DETAIL_LIMIT).map((e) => ({ eventId: e.id, status: e.status })),
-    terminalEventCount: terminals.length,
+    terminalEvents: terminals.listed,
+    terminalEventCount: terminals.count,
   }))
 }
 
@@ -232,9 +197,7 @@ export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain
   const available = sortedUnique(facts.availableToolNames)
   const availableSet = new Set(available)
   const missing = sortedUnique(
-    chain.runtimeContext.flatMap((e) =>
-      isFunctionCallEvent(e) && !availableSet.has(e.content.name) ? [e.content.name] : [],
-    ),
+    chain.segments.flatMap(({ folded }) => folded.calledToolNames.filter((name) => !availableSet.has(name))),
   )
   return RA.isNonEmpty(missing) ? park('tool_catalog_mismatch', { missingToolNames: missing }) : E.right(available)
 }
@@ -244,9 +207,9 @@ export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain
  * @category gates
  */
 export const historyStartsWithUser: Gate<GateView, void> = ({ chain }) => {
-  const first = chain.runtimeContext.find(isModelVisible)
+  const first = chain.segments.find(({ folded }) => folded.firstVisible !== undefined)?.folded.firstVisible
   return parkUnless(first?.role === 'user', 'provider_resume_head_unsupported', () =>
-    first === undefined ? { reason: 'no_model_visible_event' } : { role: first.role, eventId: first.id },
+    first === undefined ? { reason: 'no_model_visible_event' } : { role: first.role, eventId: first.eventId },
   )
 }
 
@@ -255,9 +218,9 @@ export const historyStartsWithUser: Gate<GateView, void> = ({ chain }) => {
  * @category gates
  */
 export const historyEndsAtBoundary: Gate<GateView, void> = ({ chain }) => {
-  const last = chain.runtimeContext.findLast(isModelVisible)
+  const last = chain.segments.findLast(({ folded }) => folded.lastVisible !== undefined)?.folded.lastVisible
   return parkUnless(last?.role === 'user' || last?.role === 'tool', 'provider_resume_boundary_unsupported', () =>
-    last === undefined ? { reason: 'no_model_visible_event' } : { role: last.role, eventId: last.id },
+    last === undefined ? { reason: 'no_model_visible_event' } : { role: last.role, eventId: last.eventId },
   )
 }
 

@@ -28,6 +28,27 @@ export const isRowOfRun = (event: RuntimeEvent, header: AgentRun): boolean => {
 // -------------------------------------------------------------------------------------
 
 /**
+ * What the checks read of a ledger read: its problem and high-water, and how many rows decoded.
+ * A `LedgerSnapshot` has them (its rows are `events.length`), and so does a read that kept no rows.
+ * @category models
+ */
+export interface LedgerCounts {
+  readonly problem: LedgerSnapshot['problem']
+  readonly highWater: number
+  readonly rows: number
+}
+
+/**
+ * The counts of a snapshot.
+ * @category constructors
+ */
+export const countsOf = (ledger: LedgerSnapshot): LedgerCounts => ({
+  problem: ledger.problem,
+  highWater: ledger.highWater,
+  rows: ledger.events.length,
+})
+
+/**
  * Early exit 7 for one ledger: no unreadable row, and a high-water equal to its row count.
  * `unreadableRow` is the detail's reason for an unreadable row (the source's and an ancestor's
  * are reported apart).
@@ -35,7 +56,7 @@ export const isRowOfRun = (event: RuntimeEvent, header: AgentRun): boolean => {
  */
 export const ledgerReadable = (
   runId: string,
-  ledger: LedgerSnapshot,
+  ledger: LedgerCounts,
   unreadableRow: 'row_unreadable' | 'ancestor_ledger_unreadable',
 ): E.Either<ParkFindings, void> => {
   if (ledger.problem?._tag === 'Unreadable') {
@@ -46,12 +67,12 @@ export const ledgerReadable = (
       cause: ledger.problem.reason,
     })
   }
-  if (ledger.highWater !== ledger.events.length) {
+  if (ledger.highWater !== ledger.rows) {
     return park('runtime_ledger_unreadable', {
       reason: 'high_water_differs_from_rows',
       runId,
       highWater: ledger.highWater,
-      rows: ledger.events.length,
+      rows: ledger.rows,
     })
   }
   return E.right(undefined)
@@ -59,20 +80,19 @@ export const ledgerReadable = (
 
 /**
  * Early exit 8's findings for one ledger: the store's first foreign row (by its line), then the
- * first row of `events` (the ledger's rows, or an ancestor's pinned prefix) that is not the run's.
+ * first row of the folded prefix (the whole ledger, or an ancestor's pinned prefix) that is not the run's.
  * @category gates
  */
 export const foreignRowsOf = (
   header: AgentRun,
-  ledger: LedgerSnapshot,
-  events: ReadonlyArray<RuntimeEvent> = ledger.events,
+  ledger: Pick<LedgerCounts, 'problem'>,
+  folded: { readonly foreignRow: { readonly line: number; readonly eventId: string } | null },
 ): ReadonlyArray<Readonly<Record<string, unknown>>> => {
   const found: Array<Readonly<Record<string, unknown>>> = []
   if (ledger.problem?._tag === 'IdentityMismatch') {
     found.push({ runId: header.runId, line: ledger.problem.line, field: ledger.problem.field })
   }
-  const index = events.findIndex((event) => !isRowOfRun(event, header))
-  const row = events[index]
-  if (row !== undefined) found.push({ runId: header.runId, line: index + 1, eventId: row.id })
+  const row = folded.foreignRow
+  if (row !== null) found.push({ runId: header.runId, line: row.line, eventId: row.eventId })
   return found
 }

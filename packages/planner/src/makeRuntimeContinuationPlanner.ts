@@ -9,12 +9,18 @@
  * attempting the observation.
  */
 import type { AgentRun } from '@maka/events'
-import type { LedgerSnapshot, RunListing } from '@maka/stores'
+import type { LedgerSnapshot, RunListing, TornTail } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as T from 'fp-ts/lib/Task.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
-import { type ContinuationIds, type ContinuationPlan, type PlanBoundary, makeParkedPlan } from './ContinuationPlan.js'
+import {
+  type ContinuationIds,
+  type ContinuationPlan,
+  type OutlinedPlan,
+  type PlanBoundary,
+  makeParkedPlan,
+} from './ContinuationPlan.js'
 import {
   hostFactsObserved,
   latestCandidate,
@@ -25,24 +31,29 @@ import {
   sourceRunReadable,
   workspaceIdentityRecorded,
 } from './earlyExits.js'
+import { type FoldedLedger, type LedgerFoldOptions, makeLedgerFolder } from './foldLedger.js'
 import type { HostFacts } from './HostFacts.js'
+import { type LedgerCounts, countsOf } from './ledgerChecks.js'
 import { type ParkFindings, describeCause, park } from './ParkFinding.js'
-import { ledgerWarnings, planContinuation } from './planContinuation.js'
+import { ledgerWarnings, planContinuation, planFolded, sourceFoldOptions } from './planContinuation.js'
 import type {
   PlanRequest,
   PlannerStorePort,
   RuntimeContinuationPlanner,
   RuntimeContinuationPlannerDeps,
 } from './PlannerPorts.js'
-import type { AncestorLookup, AncestorRead, AncestorUnavailable, BoundaryHolders } from './PlanningInput.js'
+import type { AncestorLookup, AncestorUnavailable, BoundaryHolders } from './PlanningInput.js'
 import { MAX_ANCESTOR_DEPTH } from './walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // internals
 // -------------------------------------------------------------------------------------
 
+// A plan that ended before a continuation: assignable to both a plan and an outlined plan.
+type ParkedPlan = Omit<ContinuationPlan, 'continuation'>
+
 /** A stage either passes a value on or ends planning with a finished (parked) plan. */
-type Stage<A> = TE.TaskEither<ContinuationPlan, A>
+type Stage<A> = TE.TaskEither<ParkedPlan, A>
 
 // A port is a TaskEither, but nothing stops an adapter from throwing or rejecting; both are failures.
 const attempt =
@@ -57,18 +68,24 @@ const attempt =
 
 const parkedAt =
   (boundary: PlanBoundary, warnings: ReturnType<typeof ledgerWarnings> = []) =>
-  <A>(result: E.Either<ParkFindings, A>): E.Either<ContinuationPlan, A> =>
+  <A>(result: E.Either<ParkFindings, A>): E.Either<ParkedPlan, A> =>
     pipe(
       result,
       E.mapLeft((findings) => makeParkedPlan(findings, boundary, warnings)),
     )
 
 /** Loads the continuation chain up to the depth the walk accepts; the walk judges what was found. */
-const loadAncestors =
-  (store: PlannerStorePort, sessionId: string, source: AgentRun): T.Task<AncestorLookup> =>
+const loadChain =
+  <L>(
+    store: PlannerStorePort,
+    sessionId: string,
+    source: AgentRun,
+    loadLedger: (header: AgentRun, pinnedHighWater: number) => TE.TaskEither<unknown, L>,
+  ): T.Task<ReadonlyMap<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>> =>
   async () => {
-    const found = new Map<string, E.Either<AncestorUnavailable, AncestorRead>>()
+    const found = new Map<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>()
     const visited = new Set<string>([source.runId])
+    let pin = source.continuationSource?.sourceRuntimeEventHighWater ?? 0
     let next = source.continuationSource?.sourceRunId
     while (next !== undefined && found.size < MAX_ANCESTOR_DEPTH && !visited.has(next)) {
       const runId = next
@@ -79,16 +96,52 @@ const loadAncestors =
         found.set(runId, E.left({ stage: 'run', cause: describeCause(header.left) }))
         break
       }
-      const ledger = await attempt(() => store.readLedger(sessionId, runId))()
+      const ledger = await attempt(() => loadLedger(header.right, pin))()
       if (E.isLeft(ledger)) {
         found.set(runId, E.left({ stage: 'ledger', cause: describeCause(ledger.left) }))
         break
       }
       found.set(runId, E.right({ header: header.right, ledger: ledger.right }))
       next = header.right.continuationSource?.sourceRunId
+      pin = header.right.continuationSource?.sourceRuntimeEventHighWater ?? 0
     }
-    return (runId) => found.get(runId) ?? E.left({ stage: 'run', cause: 'ancestor run was not loaded' })
+    return found
   }
+
+const notLoaded: AncestorUnavailable = { stage: 'run', cause: 'ancestor run was not loaded' }
+
+/** A ledger folded as it streams from the store (or, from a store that cannot stream, read whole and folded). */
+const foldFromStore = (
+  store: PlannerStorePort,
+  sessionId: string,
+  header: AgentRun,
+  options: LedgerFoldOptions,
+): TE.TaskEither<unknown, FoldedSourceRead> => {
+  const folder = makeLedgerFolder(header, options)
+  if (store.foldLedger === undefined) {
+    return pipe(
+      store.readLedger(sessionId, header.runId),
+      TE.map((ledger) => {
+        for (const event of ledger.events) folder.add(event)
+        return { counts: countsOf(ledger), tornTail: ledger.tornTail, folded: folder.finish() }
+      }),
+    )
+  }
+  return pipe(
+    store.foldLedger(sessionId, header.runId, folder.add),
+    TE.map((scan) => ({
+      counts: { problem: scan.problem, highWater: scan.highWater, rows: scan.rows },
+      tornTail: scan.tornTail,
+      folded: folder.finish(),
+    })),
+  )
+}
+
+interface FoldedSourceRead {
+  readonly counts: LedgerCounts
+  readonly tornTail: TornTail | null
+  readonly folded: FoldedLedger
+}
 
 /** The session's runs and claims; a failed listing is data for early exit 9, not an exception. */
 const loadBoundaryHolders = (store: PlannerStorePort, sessionId: string): T.Task<BoundaryHolders> =>
@@ -160,7 +213,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       attempt(() => host.ownerLiveness(sessionId)),
       T.map((liveness) => at(sessionOwnerNotAlive(liveness))),
       TE.flatMap(() =>
-        TE.rightTask<ContinuationPlan, E.Either<unknown, AgentRun>>(attempt(() => store.readRun(sessionId, runId))),
+        TE.rightTask<ParkedPlan, E.Either<unknown, AgentRun>>(attempt(() => store.readRun(sessionId, runId))),
       ),
       TE.flatMap((read) =>
         pipe(
@@ -189,38 +242,47 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
   }
 
   // Exits 6–7 that need the ports; the rest of 7 and 8–9 are judged by the pure planner.
-  const readSourceLedger = (sessionId: string, source: AgentRun): Stage<LedgerSnapshot> => {
+  const readSourceLedger = <L>(source: AgentRun, read: () => TE.TaskEither<unknown, L>): Stage<L> => {
     const at = parkedAt({ sourceRunId: source.runId, sourceRuntimeEventHighWater: null })
     return pipe(
       TE.fromEither(at(workspaceIdentityRecorded(source))),
-      TE.flatMap(() =>
-        TE.rightTask<ContinuationPlan, E.Either<unknown, LedgerSnapshot>>(
-          attempt(() => store.readLedger(sessionId, source.runId)),
-        ),
-      ),
-      TE.flatMap((read) => TE.fromEither(at(sourceLedgerLoaded(source.runId)(read)))),
+      TE.flatMap(() => TE.rightTask<ParkedPlan, E.Either<unknown, L>>(attempt(read))),
+      TE.flatMap((loaded) => TE.fromEither(at(sourceLedgerLoaded<L>(source.runId)(loaded)))),
     )
   }
 
-  const planRun = (sessionId: string, runId: string): Stage<ContinuationPlan> =>
+  // Exits 3–9 and the gates, over a source ledger read one way or the other.
+  const planRun = <L extends { readonly tornTail: TornTail | null }, P>(
+    sessionId: string,
+    runId: string,
+    mode: {
+      readonly readSource: (source: AgentRun, facts: HostFacts) => TE.TaskEither<unknown, L>
+      readonly rowsOf: (ledger: L) => number
+      readonly plan: (
+        input: { source: AgentRun; ledger: L; facts: HostFacts; boundaryHolders: BoundaryHolders },
+        ids: ContinuationIds,
+      ) => T.Task<P>
+    },
+  ): TE.TaskEither<ParkedPlan, P> =>
     pipe(
       observeSource(sessionId, runId),
       TE.flatMap(({ source, facts }) =>
         pipe(
-          readSourceLedger(sessionId, source),
+          readSourceLedger(source, () => mode.readSource(source, facts)),
           TE.flatMap((ledger) =>
             pipe(
-              T.Do,
-              T.apS('ancestors', loadAncestors(store, sessionId, source)),
-              T.apS('boundaryHolders', loadBoundaryHolders(store, sessionId)),
-              T.map(({ ancestors, boundaryHolders }) =>
+              loadBoundaryHolders(store, sessionId),
+              T.flatMap((boundaryHolders) =>
                 pipe(
                   newIds(deps),
                   parkedAt(
-                    { sourceRunId: source.runId, sourceRuntimeEventHighWater: ledger.events.length },
+                    { sourceRunId: source.runId, sourceRuntimeEventHighWater: mode.rowsOf(ledger) },
                     ledgerWarnings(source, ledger),
                   ),
-                  E.map((ids) => planContinuation({ source, ledger, ancestors, boundaryHolders, facts }, ids)),
+                  E.match(
+                    (parked) => T.of(E.left<ParkedPlan, P>(parked)),
+                    (ids) => pipe(mode.plan({ source, ledger, facts, boundaryHolders }, ids), T.map(E.right)),
+                  ),
                 ),
               ),
             ),
@@ -229,15 +291,68 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       ),
     )
 
-  return {
-    plan: (request) => {
+  const wholeLedgers = (sessionId: string) => ({
+    readSource: (source: AgentRun) => store.readLedger(sessionId, source.runId),
+    rowsOf: (ledger: LedgerSnapshot) => ledger.events.length,
+    plan: (
+      input: { source: AgentRun; ledger: LedgerSnapshot; facts: HostFacts; boundaryHolders: BoundaryHolders },
+      ids: ContinuationIds,
+    ): T.Task<ContinuationPlan> =>
+      pipe(
+        loadChain(store, sessionId, input.source, (header) => store.readLedger(sessionId, header.runId)),
+        T.map((found) => {
+          const ancestors: AncestorLookup = (runId) => found.get(runId) ?? E.left(notLoaded)
+          return planContinuation({ ...input, ancestors }, ids)
+        }),
+      ),
+  })
+
+  const foldedLedgers = (sessionId: string) => ({
+    readSource: (source: AgentRun, facts: HostFacts) =>
+      foldFromStore(store, sessionId, source, sourceFoldOptions(facts)),
+    rowsOf: (ledger: FoldedSourceRead) => ledger.counts.rows,
+    plan: (
+      input: { source: AgentRun; ledger: FoldedSourceRead; facts: HostFacts; boundaryHolders: BoundaryHolders },
+      ids: ContinuationIds,
+    ): T.Task<OutlinedPlan> =>
+      pipe(
+        loadChain(store, sessionId, input.source, (header, pin) =>
+          foldFromStore(store, sessionId, header, { limit: pin }),
+        ),
+        T.map((found) =>
+          planFolded(
+            {
+              source: input.source,
+              ledger: { ...input.ledger.counts, tornTail: input.ledger.tornTail },
+              folded: input.ledger.folded,
+              ancestors: (runId) =>
+                pipe(
+                  found.get(runId) ?? E.left(notLoaded),
+                  E.map(({ header, ledger }) => ({ header, counts: ledger.counts, folded: ledger.folded })),
+                ),
+              boundaryHolders: input.boundaryHolders,
+              facts: input.facts,
+            },
+            ids,
+          ),
+        ),
+      ),
+  })
+
+  const planned =
+    <P>(planSession: (sessionId: string, runId: string) => TE.TaskEither<ParkedPlan, P>) =>
+    (request: PlanRequest): T.Task<ParkedPlan | P> => {
       const unknownRun: PlanBoundary = { sourceRunId: request.runId ?? null, sourceRuntimeEventHighWater: null }
       return pipe(
         TE.fromEither(parkedAt(unknownRun)(resumeFeatureEnabled(deps.safeBoundaryResumeEnabled))),
         TE.flatMap(() => resolveRunId(request, unknownRun)),
-        TE.flatMap((runId) => planRun(request.sessionId, runId)),
+        TE.flatMap((runId) => planSession(request.sessionId, runId)),
         TE.toUnion,
       )
-    },
+    }
+
+  return {
+    plan: planned((sessionId, runId) => planRun(sessionId, runId, wholeLedgers(sessionId))),
+    outline: planned((sessionId, runId) => planRun(sessionId, runId, foldedLedgers(sessionId))),
   }
 }

@@ -2,26 +2,52 @@
  * The pure planner: already-loaded data in, a plan out. Early exits 6–9 (and the ancestor walk)
  * run as a short-circuiting pipeline; once they pass, gates 0–13 are evaluated together and every
  * failure is collected. No I/O, no clock, no randomness: the same input gives a deep-equal plan.
+ *
+ * The planner reads folded ledgers (`foldLedger.ts`), never rows: `planFolded` answers with the
+ * history as segments of each run's rows, and `planContinuation` — given whole ledgers — folds
+ * them and fills the segments in from the same rows. One set of rules either way.
  */
-import { type AgentRun, makeNonNegativeIntUnsafe } from '@maka/events'
-import type { LedgerSnapshot } from '@maka/stores'
-import { projectResumePlan } from '@maka/projection'
+import { type AgentRun, type RuntimeEvent, makeNonNegativeIntUnsafe } from '@maka/events'
+import type { TornTail } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import {
-  type Continuation,
   type ContinuationIds,
+  type ContinuationOutline,
   type ContinuationPlan,
+  type OutlinedPlan,
   type PlanDiagnostic,
   makeContinuePlan,
   makeParkedPlan,
   makeWarning,
+  materializePlan,
 } from './ContinuationPlan.js'
 import { boundaryUnclaimed, ledgerRowsOwned, sourceLedgerReadable, workspaceIdentityRecorded } from './earlyExits.js'
+import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './foldLedger.js'
 import { type GateView, evaluateGates } from './gates.js'
 import type { HostFacts } from './HostFacts.js'
-import type { PlanningInput } from './PlanningInput.js'
-import { walkAncestors } from './walkAncestors.js'
+import { type LedgerCounts, countsOf } from './ledgerChecks.js'
+import type { BoundaryHolders, PlanningInput } from './PlanningInput.js'
+import { type FoldedAncestorLookup, foldedLookup, walkChain } from './walkAncestors.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The pure planner's input with every ledger folded: the source's read counts, torn tail and fold
+ * (made with {@link sourceFoldOptions} of the same facts), and its ancestors folded on request.
+ * @category models
+ */
+export interface FoldedPlanningInput {
+  readonly source: AgentRun
+  readonly ledger: LedgerCounts & { readonly tornTail: TornTail | null }
+  readonly folded: FoldedLedger
+  readonly ancestors: FoldedAncestorLookup
+  /** When absent, early exit 9 is not evaluated. */
+  readonly boundaryHolders?: BoundaryHolders
+  readonly facts: HostFacts
+}
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -42,10 +68,22 @@ const expectedHighWaterOf = (facts: HostFacts): GateView['expectedHighWater'] =>
 // -------------------------------------------------------------------------------------
 
 /**
+ * How the source ledger is folded under `facts`: Phase 0 against the expected high-water.
+ * @category constructors
+ */
+export const sourceFoldOptions = (facts: HostFacts): LedgerFoldOptions => {
+  const expected = expectedHighWaterOf(facts)
+  return expected === undefined ? {} : { projection: { expectedRuntimeEventHighWater: expected.value } }
+}
+
+/**
  * The non-blocking diagnostics of a source ledger: a torn final row the store reported.
  * @category constructors
  */
-export const ledgerWarnings = (source: AgentRun, ledger: LedgerSnapshot): ReadonlyArray<PlanDiagnostic> =>
+export const ledgerWarnings = (
+  source: AgentRun,
+  ledger: { readonly tornTail: TornTail | null },
+): ReadonlyArray<PlanDiagnostic> =>
   ledger.tornTail === null
     ? []
     : [
@@ -57,39 +95,25 @@ export const ledgerWarnings = (source: AgentRun, ledger: LedgerSnapshot): Readon
       ]
 
 /**
- * Plans a continuation of already-loaded data: early exits 6–9, the ancestor walk and gates 0–13.
+ * Plans a continuation of folded ledgers: early exits 6–9, the ancestor walk and gates 0–13. The
+ * continuation's history is an outline: segments of the chain's rows.
  * @category constructors
  */
-export const planContinuation = (input: PlanningInput, ids: ContinuationIds): ContinuationPlan => {
-  const { source, ledger, facts } = input
-  const highWater = ledger.problem?._tag === 'Unreadable' ? null : ledger.events.length
+export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): OutlinedPlan => {
+  const { source, ledger, folded, facts } = input
+  const highWater = ledger.problem?._tag === 'Unreadable' ? null : ledger.rows
   const warnings = ledgerWarnings(source, ledger)
   const expectedHighWater = expectedHighWaterOf(facts)
   return pipe(
     workspaceIdentityRecorded(source),
     E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
-    E.map(() =>
-      projectResumePlan(
-        ledger.events,
-        expectedHighWater === undefined ? {} : { expectedRuntimeEventHighWater: expectedHighWater.value },
-      ),
-    ),
-    E.bindTo('projection'),
-    E.bind('chain', ({ projection }) =>
-      walkAncestors({
-        source,
-        sourceEvents: ledger.events,
-        sourceReplay: projection.replayRuntimeEvents,
-        ancestors: input.ancestors,
-      }),
-    ),
-    E.tap(({ chain }) => ledgerRowsOwned({ source, ledger, chain })),
-    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.events.length, holders: input.boundaryHolders })),
-    E.flatMap(({ projection, chain }) => {
+    E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
+    E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
+    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
+    E.flatMap((chain) => {
       const view: GateView = {
         source,
-        events: ledger.events,
-        projection,
+        ledger: folded,
         ...(expectedHighWater === undefined ? {} : { expectedHighWater }),
         chain,
         facts,
@@ -97,7 +121,7 @@ export const planContinuation = (input: PlanningInput, ids: ContinuationIds): Co
       }
       return pipe(
         evaluateGates(view),
-        E.map((passed): Continuation => ({
+        E.map((passed): ContinuationOutline => ({
           sessionId: source.sessionId,
           invocationId: ids.invocationId,
           runId: ids.runId,
@@ -106,9 +130,8 @@ export const planContinuation = (input: PlanningInput, ids: ContinuationIds): Co
           sourceRunId: source.runId,
           sourceTurnId: source.turnId,
           // A row count is a non-negative integer by construction.
-          sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(ledger.events.length),
-          runtimeContext: chain.runtimeContext,
-          sourceRuntimeContext: chain.sourceRuntimeContext,
+          sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(ledger.rows),
+          replay: chain.segments.map(({ segment }) => segment),
           safetySnapshot: {
             workspaceIdentity: passed.workspaceIdentity,
             backgroundOperationsSettled: true,
@@ -119,9 +142,30 @@ export const planContinuation = (input: PlanningInput, ids: ContinuationIds): Co
       )
     }),
     E.match(
-      (findings) =>
+      (findings): OutlinedPlan =>
         makeParkedPlan(findings, { sourceRunId: source.runId, sourceRuntimeEventHighWater: highWater }, warnings),
-      (continuation) => makeContinuePlan(continuation, warnings),
+      (continuation): OutlinedPlan => makeContinuePlan(continuation, warnings),
     ),
   )
+}
+
+/**
+ * Plans a continuation of already-loaded data: early exits 6–9, the ancestor walk and gates 0–13.
+ * @category constructors
+ */
+export const planContinuation = (input: PlanningInput, ids: ContinuationIds): ContinuationPlan => {
+  const { source, ledger, facts } = input
+  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>([[source.runId, ledger.events]])
+  const outlined = planFolded(
+    {
+      source,
+      ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
+      folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
+      ancestors: foldedLookup(input.ancestors, rowsOf),
+      ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),
+      facts,
+    },
+    ids,
+  )
+  return materializePlan(outlined, (runId) => rowsOf.get(runId) ?? [])
 }

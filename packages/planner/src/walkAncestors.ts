@@ -14,11 +14,12 @@ import {
   isContinuationStartEvent,
   isTerminalEvent,
 } from '@maka/events'
-import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
-import { foreignRowsOf, isRowOfRun, ledgerReadable } from './ledgerChecks.js'
+import { type ReplaySegment, segmentEvents } from './ContinuationPlan.js'
+import { type FoldedLedger, foldEvents } from './foldLedger.js'
+import { type LedgerCounts, countsOf, foreignRowsOf, isRowOfRun, ledgerReadable } from './ledgerChecks.js'
 import { type ParkFindings, park } from './ParkFinding.js'
-import type { AncestorLookup, AncestorRead, Ancestors } from './PlanningInput.js'
+import type { AncestorLookup, AncestorRead, AncestorUnavailable, Ancestors } from './PlanningInput.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -66,9 +67,41 @@ export interface WalkInput {
   readonly ancestors?: Ancestors | undefined
 }
 
-// -------------------------------------------------------------------------------------
-// guards
-// -------------------------------------------------------------------------------------
+/**
+ * A ledger as the planner keeps it: its run header, the counts of its read and its rows folded
+ * (an ancestor's to the high-water its child pinned).
+ * @category models
+ */
+export interface FoldedRead {
+  readonly header: AgentRun
+  readonly counts: LedgerCounts
+  readonly folded: FoldedLedger
+}
+
+/**
+ * Finds an ancestor, folded to the pin `pinnedHighWater`, by run id.
+ * @category models
+ */
+export type FoldedAncestorLookup = (runId: string, pinnedHighWater: number) => E.Either<AncestorUnavailable, FoldedRead>
+
+/**
+ * One segment of the chain's history and the fold it came from.
+ * @category models
+ */
+export interface FoldedSegment {
+  readonly segment: ReplaySegment
+  readonly folded: FoldedLedger
+}
+
+/**
+ * The walked chain without its rows: the history is a list of segments, oldest first, the source's last.
+ * @category models
+ */
+export interface ChainOutline {
+  readonly links: ReadonlyArray<ChainLink>
+  readonly segments: ReadonlyArray<FoldedSegment>
+  readonly foreignRows: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -89,22 +122,50 @@ const toLookup = (ancestors: Ancestors | undefined): AncestorLookup => {
 }
 
 /**
- * Early exit 7 for one run: a continuation's ledger must open with the continuation-start fact
- * whose refs equal its header's `continuationSource` — unless the run provably never started: a
- * ledger holding nothing but terminal facts (a claim recovery closed, or a crash before the start
- * row was durable). The provider is called only after that row is durable, so such a run called
- * no model and ran no tool; its history is exactly its source's. A first row of another run is
- * left to early exit 8.
- * @category gates
+ * The segment a fold replays: rows `[0, prefixRows)` of `runId` that its projection keeps.
+ * @category constructors
  */
-export const opensWithContinuationStart = (
+export const segmentOf = (runId: string, folded: FoldedLedger): FoldedSegment => ({
+  segment: {
+    runId,
+    rows: folded.prefixRows,
+    count: folded.projection.replayCount,
+    isReplayed: folded.projection.isReplayed,
+  },
+  folded,
+})
+
+/**
+ * Ancestors given as loaded ledgers, folded when the walk asks for them; the rows of each one
+ * found are kept in `rowsOf`, to fill its segment in.
+ * @category constructors
+ */
+export const foldedLookup =
+  (ancestors: Ancestors | undefined, rowsOf: Map<string, ReadonlyArray<RuntimeEvent>>): FoldedAncestorLookup =>
+  (runId, pinnedHighWater) => {
+    const found = toLookup(ancestors)(runId)
+    if (E.isLeft(found)) return found
+    const { header, ledger } = found.right
+    rowsOf.set(runId, ledger.events)
+    return E.right({
+      header,
+      counts: countsOf(ledger),
+      folded: foldEvents(header, ledger.events, { limit: pinnedHighWater }),
+    })
+  }
+
+// -------------------------------------------------------------------------------------
+// gates
+// -------------------------------------------------------------------------------------
+
+const opensWithStart = (
   header: AgentRun,
-  events: ReadonlyArray<RuntimeEvent>,
+  first: RuntimeEvent | undefined,
+  onlyTerminalRows: boolean,
 ): E.Either<ParkFindings, void> => {
   const source = header.continuationSource
   if (source === undefined) return E.right(undefined)
-  if (events.length > 0 && events.every(isTerminalEvent)) return E.right(undefined)
-  const first = events[0]
+  if (onlyTerminalRows) return E.right(undefined)
   // A row of another run cannot open this one's chain, but it is not a broken chain either: it is
   // the foreign row early exit 8 reports, wherever it stands.
   if (first !== undefined && !isRowOfRun(first, header)) return E.right(undefined)
@@ -125,13 +186,27 @@ export const opensWithContinuationStart = (
       })
 }
 
-/** Checks one ancestor against the boundary its child recorded; returns its pinned prefix. */
+/**
+ * Early exit 7 for one run: a continuation's ledger must open with the continuation-start fact
+ * whose refs equal its header's `continuationSource` — unless the run provably never started: a
+ * ledger holding nothing but terminal facts (a claim recovery closed, or a crash before the start
+ * row was durable). The provider is called only after that row is durable, so such a run called
+ * no model and ran no tool; its history is exactly its source's. A first row of another run is
+ * left to early exit 8.
+ * @category gates
+ */
+export const opensWithContinuationStart = (
+  header: AgentRun,
+  events: ReadonlyArray<RuntimeEvent>,
+): E.Either<ParkFindings, void> => opensWithStart(header, events[0], events.length > 0 && events.every(isTerminalEvent))
+
+/** Checks one ancestor against the boundary its child recorded. */
 const checkAncestor = (
   child: AgentRun,
   pinned: ContinuationSource,
-  ancestor: AncestorRead,
-): E.Either<ParkFindings, ReadonlyArray<RuntimeEvent>> => {
-  const { header, ledger } = ancestor
+  ancestor: FoldedRead,
+): E.Either<ParkFindings, void> => {
+  const { header, counts, folded } = ancestor
   const pin = pinned.sourceRuntimeEventHighWater
   if (
     header.runId !== pinned.sourceRunId ||
@@ -141,38 +216,41 @@ const checkAncestor = (
   ) {
     return unreadable({ reason: 'ancestor_identity_differs', runId: pinned.sourceRunId, childRunId: child.runId })
   }
-  const readable = ledgerReadable(header.runId, ledger, 'ancestor_ledger_unreadable')
+  const readable = ledgerReadable(header.runId, counts, 'ancestor_ledger_unreadable')
   if (E.isLeft(readable)) return readable
-  if (ledger.events.length < pin) {
+  if (counts.rows < pin) {
     return unreadable({
       reason: 'ancestor_shorter_than_pin',
       runId: header.runId,
       pinnedHighWater: pin,
-      highWater: ledger.events.length,
+      highWater: counts.rows,
     })
   }
-  const opening = opensWithContinuationStart(header, ledger.events)
-  return E.isLeft(opening) ? opening : E.right(ledger.events.slice(0, pin))
+  // A fold to another pin would judge another prefix: only the walk's own pin may be replayed.
+  if (folded.prefixRows !== pin) {
+    return unreadable({
+      reason: 'ancestor_unreadable',
+      runId: header.runId,
+      stage: 'ledger',
+      cause: 'folded to another pin',
+    })
+  }
+  return opensWithStart(header, folded.firstRow, folded.onlyTerminalRows)
 }
 
-// -------------------------------------------------------------------------------------
-// gates
-// -------------------------------------------------------------------------------------
-
 /**
- * Walks the continuation chain from the source back to its first normal run (early exit 7).
+ * Walks the continuation chain from the source back to its first normal run (early exit 7),
+ * over folded ledgers: the history comes out as segments.
  * @category gates
  */
-export const walkAncestors = (input: WalkInput): E.Either<ParkFindings, AncestorChain> => {
-  const { source, sourceEvents, sourceReplay } = input
-  const opening = opensWithContinuationStart(source, sourceEvents)
+export const walkChain = (source: FoldedRead, lookup: FoldedAncestorLookup): E.Either<ParkFindings, ChainOutline> => {
+  const opening = opensWithStart(source.header, source.folded.firstRow, source.folded.onlyTerminalRows)
   if (E.isLeft(opening)) return opening
-  const lookup = toLookup(input.ancestors)
-  const visited = new Set<string>([source.runId])
-  const segments: Array<ReadonlyArray<RuntimeEvent>> = []
+  const visited = new Set<string>([source.header.runId])
+  const segments: Array<FoldedSegment> = []
   const links: Array<ChainLink> = []
   const foreignRows: Array<Readonly<Record<string, unknown>>> = []
-  let child = source
+  let child = source.header
   for (let cs = child.continuationSource; cs !== undefined; cs = child.continuationSource) {
     if (links.length >= MAX_ANCESTOR_DEPTH) {
       return unreadable({ reason: 'chain_too_deep', maxDepth: MAX_ANCESTOR_DEPTH, runId: cs.sourceRunId })
@@ -181,7 +259,7 @@ export const walkAncestors = (input: WalkInput): E.Either<ParkFindings, Ancestor
       return unreadable({ reason: 'chain_cycle', runId: cs.sourceRunId, childRunId: child.runId })
     }
     visited.add(cs.sourceRunId)
-    const found = lookup(cs.sourceRunId)
+    const found = lookup(cs.sourceRunId, cs.sourceRuntimeEventHighWater)
     if (E.isLeft(found)) {
       return unreadable({
         reason: 'ancestor_unreadable',
@@ -190,17 +268,44 @@ export const walkAncestors = (input: WalkInput): E.Either<ParkFindings, Ancestor
         cause: found.left.cause,
       })
     }
-    const prefix = checkAncestor(child, cs, found.right)
-    if (E.isLeft(prefix)) return prefix
-    foreignRows.push(...foreignRowsOf(found.right.header, found.right.ledger, prefix.right))
-    segments.push(projectResumePlan(prefix.right).replayRuntimeEvents)
+    const checked = checkAncestor(child, cs, found.right)
+    if (E.isLeft(checked)) return checked
+    foreignRows.push(...foreignRowsOf(found.right.header, found.right.counts, found.right.folded))
+    segments.push(segmentOf(found.right.header.runId, found.right.folded))
     links.push({ runId: cs.sourceRunId, pinnedHighWater: cs.sourceRuntimeEventHighWater })
     child = found.right.header
   }
   return E.right({
     links: [...links].reverse(),
-    runtimeContext: [...segments.reverse().flat(), ...sourceReplay],
-    sourceRuntimeContext: sourceReplay,
+    segments: [...segments.reverse(), segmentOf(source.header.runId, source.folded)],
     foreignRows,
+  })
+}
+
+/**
+ * Walks the continuation chain from the source back to its first normal run (early exit 7).
+ * @category gates
+ */
+export const walkAncestors = (input: WalkInput): E.Either<ParkFindings, AncestorChain> => {
+  const { source, sourceEvents, sourceReplay } = input
+  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>()
+  const outline = walkChain(
+    {
+      header: source,
+      counts: { problem: null, highWater: sourceEvents.length, rows: sourceEvents.length },
+      folded: foldEvents(source, sourceEvents),
+    },
+    foldedLookup(input.ancestors, rowsOf),
+  )
+  if (E.isLeft(outline)) return outline
+  const ancestors = outline.right.segments.slice(0, -1)
+  return E.right({
+    links: outline.right.links,
+    runtimeContext: [
+      ...ancestors.flatMap(({ segment }) => segmentEvents(segment, rowsOf.get(segment.runId) ?? [])),
+      ...sourceReplay,
+    ],
+    sourceRuntimeContext: sourceReplay,
+    foreignRows: outline.right.foreignRows,
   })
 }

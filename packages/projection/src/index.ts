@@ -12,4 +12,10 @@ export {
   type ProjectionOptions,
   rejectionReasonOf,
 } from './ResumePlan.js'
-export { projectResumePlan } from './projectResumePlan.js'
+export {
+  type ProjectedPrefix,
+  type ProjectorOptions,
+  type ResumeProjector,
+  makeResumeProjector,
+  projectResumePlan,
+} from './projectResumePlan.js'

@@ -28,7 +28,7 @@ interface Accumulator {
   readonly diagnostics: Array<ProjectionDiagnostic>
 }
 
-const evolve = (acc: Accumulator, event: RuntimeEvent): Accumulator => {
+const evolve = (acc: Accumulator, event: RuntimeEvent, retainArgs: boolean): Accumulator => {
   // Partial rows are streaming snapshots: they never prove a call happened or ended.
   if (event.partial) return acc
   if (isFunctionCallEvent(event)) {
@@ -38,7 +38,7 @@ const evolve = (acc: Accumulator, event: RuntimeEvent): Accumulator => {
       acc.operations.set(id, {
         toolCallId: id,
         toolName: name,
-        args,
+        args: retainArgs ? args : undefined,
         status: 'indeterminate',
         callEventId: event.id,
         responseEventId: null,
@@ -102,56 +102,127 @@ const evolve = (acc: Accumulator, event: RuntimeEvent): Accumulator => {
   return acc
 }
 
-const isComplete = (op: MutableOperation | undefined): boolean =>
+const isComplete = (op: MutableOperation | undefined): op is MutableOperation =>
   op !== undefined && (op.status === 'succeeded' || op.status === 'failed')
+
+/**
+ * Phase 0 of a prefix without its replay array: which rows the replay keeps is a predicate, so a
+ * caller that streams the rows (and streams them again to print them) never holds the prefix.
+ * @category models
+ */
+export interface ProjectedPrefix extends Omit<ResumePlan, 'replayRuntimeEvents'> {
+  /** True when `event`, one of the projected rows, belongs to the replay. */
+  readonly isReplayed: (event: RuntimeEvent) => boolean
+  /** How many of the projected rows belong to the replay. */
+  readonly replayCount: number
+}
+
+/**
+ * Options of an incremental projection.
+ * @category models
+ */
+export interface ProjectorOptions {
+  /**
+   * Keep each call's `args` in its operation (the default). A caller that never reads them (the
+   * planner) turns this off, so a long ledger's tool arguments are not held to the end of the fold.
+   */
+  readonly retainArgs?: boolean
+}
+
+/**
+ * Phase 0 as an incremental fold: rows in, one at a time, in ledger order; the projection out.
+ * @category models
+ */
+export interface ResumeProjector {
+  /** Takes the next committed row. */
+  readonly add: (event: RuntimeEvent) => void
+  /** Phase 0 of the rows taken so far. */
+  readonly finish: (options?: ProjectionOptions) => ProjectedPrefix
+}
+
+/**
+ * Starts an incremental Phase 0 projection. Same rows, same result as {@link projectResumePlan}.
+ * @category constructors
+ */
+export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): ResumeProjector => {
+  const retainArgs = projectorOptions.retainArgs !== false
+  const acc: Accumulator = { operations: new Map<string, MutableOperation>(), diagnostics: [] }
+  let rows = 0
+  // Rows the replay may keep: the non-partial ones, less the tool rows of incomplete operations.
+  let nonPartialRows = 0
+  let toolRows = 0
+  return {
+    add: (event) => {
+      rows += 1
+      if (event.partial) return
+      nonPartialRows += 1
+      if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) toolRows += 1
+      evolve(acc, event, retainArgs)
+    },
+    finish: (options = {}) => {
+      const diagnostics: Array<ProjectionDiagnostic> = []
+      const expected = options.expectedRuntimeEventHighWater
+      if (expected !== undefined && expected !== rows) {
+        diagnostics.push({
+          code: 'runtime_offset_mismatch',
+          message: `Expected ${expected} committed events, found ${rows}.`,
+        })
+      }
+      diagnostics.push(...acc.diagnostics)
+      const operations: Array<ToolOperation> = []
+      let complete = 0
+      for (const op of acc.operations.values()) {
+        operations.push({ ...op })
+        if (isComplete(op)) complete += 1
+        if (op.status === 'indeterminate') {
+          diagnostics.push({
+            code: 'pending_tool_result',
+            message: `Tool call ${op.toolCallId} (${op.toolName}) has no recorded result; its effect is unknown.`,
+            ...(op.callEventId === null ? {} : { eventId: op.callEventId }),
+            toolCallId: op.toolCallId,
+          })
+        }
+      }
+      const reasons = new Set<ProjectionRejectionReason>(diagnostics.map((d) => rejectionReasonOf(d.code)))
+      const rejectionReasons = (['runtime_offset_mismatch', 'dangling_tool_state'] as const).filter((r) =>
+        reasons.has(r),
+      )
+      // A complete operation has exactly one call row and one response row (a second of either, or a
+      // name mismatch, is corruption), and the replay keeps both.
+      const replayCount = nonPartialRows - toolRows + 2 * complete
+      const isReplayed = (event: RuntimeEvent): boolean => {
+        if (event.partial) return false
+        if (isFunctionCallEvent(event)) {
+          const op = acc.operations.get(event.content.id)
+          return isComplete(op) && op.callEventId === event.id
+        }
+        if (isFunctionResponseEvent(event)) {
+          const op = acc.operations.get(event.content.id)
+          return isComplete(op) && op.responseEventId === event.id
+        }
+        return true
+      }
+      return {
+        disposition: rejectionReasons.length === 0 ? 'safe_replay' : 'blocked',
+        operations,
+        diagnostics,
+        rejectionReasons,
+        requiresVerification: operations.some((op) => op.status === 'indeterminate'),
+        sourceRuntimeEventHighWater: rows,
+        isReplayed,
+        replayCount,
+      }
+    },
+  }
+}
 
 /**
  * Projects a committed prefix into a ResumePlan. Same input, deep-equal output.
  * @category constructors
  */
 export const projectResumePlan = (events: ReadonlyArray<RuntimeEvent>, options: ProjectionOptions = {}): ResumePlan => {
-  const diagnostics: Array<ProjectionDiagnostic> = []
-  const expected = options.expectedRuntimeEventHighWater
-  if (expected !== undefined && expected !== events.length) {
-    diagnostics.push({
-      code: 'runtime_offset_mismatch',
-      message: `Expected ${expected} committed events, found ${events.length}.`,
-    })
-  }
-  const acc = events.reduce(evolve, { operations: new Map<string, MutableOperation>(), diagnostics })
-  const operations: Array<ToolOperation> = []
-  for (const op of acc.operations.values()) {
-    operations.push({ ...op })
-    if (op.status === 'indeterminate') {
-      diagnostics.push({
-        code: 'pending_tool_result',
-        message: `Tool call ${op.toolCallId} (${op.toolName}) has no recorded result; its effect is unknown.`,
-        ...(op.callEventId === null ? {} : { eventId: op.callEventId }),
-        toolCallId: op.toolCallId,
-      })
-    }
-  }
-  const reasons = new Set<ProjectionRejectionReason>(diagnostics.map((d) => rejectionReasonOf(d.code)))
-  const rejectionReasons = (['runtime_offset_mismatch', 'dangling_tool_state'] as const).filter((r) => reasons.has(r))
-  const replayRuntimeEvents = events.filter((event) => {
-    if (event.partial) return false
-    if (isFunctionCallEvent(event)) {
-      const op = acc.operations.get(event.content.id)
-      return isComplete(op) && op?.callEventId === event.id
-    }
-    if (isFunctionResponseEvent(event)) {
-      const op = acc.operations.get(event.content.id)
-      return isComplete(op) && op?.responseEventId === event.id
-    }
-    return true
-  })
-  return {
-    disposition: rejectionReasons.length === 0 ? 'safe_replay' : 'blocked',
-    operations,
-    diagnostics,
-    rejectionReasons,
-    requiresVerification: operations.some((op) => op.status === 'indeterminate'),
-    sourceRuntimeEventHighWater: events.length,
-    replayRuntimeEvents,
-  }
+  const projector = makeResumeProjector()
+  for (const event of events) projector.add(event)
+  const { isReplayed, replayCount: _replayCount, ...projected } = projector.finish(options)
+  return { ...projected, replayRuntimeEvents: events.filter(isReplayed) }
 }
