@@ -218,11 +218,12 @@ export const materializePlan = (
 ): ContinuationPlan => {
   const { continuation, ...rest } = plan
   if (continuation === undefined) return rest
-  const { replay, ...fields } = continuation
+  const { replay, safetySnapshot, ...fields } = continuation
   const segments = replay.map((segment) => segmentEvents(segment, rowsOf(segment.runId)))
   const sourceRuntimeContext = segments.at(-1) ?? []
+  // The keys keep planner.md's order: the histories stand between the boundary and the snapshot.
   return {
     ...rest,
-    continuation: { ...fields, runtimeContext: segments.flat(), sourceRuntimeContext },
+    continuation: { ...fields, runtimeContext: segments.flat(), sourceRuntimeContext, safetySnapshot },
   }
 }

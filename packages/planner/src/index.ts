@@ -27,9 +27,14 @@ export {
   type Continuation,
   type ContinuationPlan,
   type PlanBoundary,
+  type ReplaySegment,
+  type ContinuationOutline,
+  type OutlinedPlan,
   makeWarning,
   makeParkedPlan,
   makeContinuePlan,
+  materializePlan,
+  segmentEvents,
 } from './ContinuationPlan.js'
 export type {
   AncestorRead,
@@ -47,6 +52,7 @@ export type {
   RuntimeContinuationPlannerDeps,
   PlanRequest,
   RuntimeContinuationPlanner,
+  LedgerFoldCounts,
 } from './PlannerPorts.js'
 export {
   resumeFeatureEnabled,
@@ -66,8 +72,15 @@ export {
   type ChainLink,
   type AncestorChain,
   type WalkInput,
+  type FoldedRead,
+  type FoldedAncestorLookup,
+  type FoldedSegment,
+  type ChainOutline,
   opensWithContinuationStart,
   walkAncestors,
+  walkChain,
+  foldedLookup,
+  segmentOf,
 } from './walkAncestors.js'
 export { isRowOfRun } from './ledgerChecks.js'
 export { normalizeCwd, sameCwd } from './normalizeCwd.js'
@@ -124,5 +137,20 @@ export {
   continuationsOf,
   ledgerTimeline,
 } from './sessionQueries.js'
-export { ledgerWarnings, planContinuation } from './planContinuation.js'
+export {
+  type FoldedPlanningInput,
+  ledgerWarnings,
+  planContinuation,
+  planFolded,
+  sourceFoldOptions,
+} from './planContinuation.js'
+export {
+  type RowMention,
+  type FoldedLedger,
+  type LedgerFoldOptions,
+  type LedgerFolder,
+  makeLedgerFolder,
+  foldEvents,
+} from './foldLedger.js'
+export { type LedgerCounts, countsOf } from './ledgerChecks.js'
 export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'
