@@ -4,8 +4,13 @@
  */
 import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
+import type { RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { writePlanJson } from '../src/planJson.js'
+import type { PlanOutline } from '@maka/executor'
+import type { OutlinedPlan, ReplaySegment } from '@maka/planner'
+import * as E from 'fp-ts/lib/Either.js'
+import { HistoryChangedError } from '../src/ExitCode.js'
+import { writeOutlinedPlanJson, writePlanJson } from '../src/planJson.js'
 
 const ancestor = makeLedgerBuilderUnsafe({ sessionId: 's', invocationId: 'i0', runId: 'r0', turnId: 't0' })
 const source = makeLedgerBuilderUnsafe({ sessionId: 's', invocationId: 'i1', runId: 'r1', turnId: 't1' })
@@ -105,5 +110,71 @@ describe('writePlanJson, when the source segment is not the tail of the history'
     const parsed = JSON.parse(sink.chunks.join('')) as { continuation: Record<string, unknown> }
     expect(parsed.continuation['runtimeContext']).toEqual([...own, ...older])
     expect(parsed.continuation['sourceRuntimeContext']).toEqual(own)
+  })
+})
+
+describe('writeOutlinedPlanJson', () => {
+  // The same continuation as an outline: two segments over the runs' rows, the source's dropping
+  // every third row, handed over in batches of 7 as a store's second read would.
+  const rowsOf: Record<string, ReadonlyArray<RuntimeEvent>> = { r0: older, r1: own }
+  const keep = (event: RuntimeEvent) => Number(event.id.split('-e')[1]) % 3 !== 0
+  const segments: ReadonlyArray<ReplaySegment> = [
+    { runId: 'r0', rows: older.length, count: older.length, isReplayed: () => true },
+    { runId: 'r1', rows: own.length, count: own.filter(keep).length, isReplayed: keep },
+  ]
+  const head = { sessionId: 's', runId: 'r2', sourceRunId: 'r1', sourceRuntimeEventHighWater: own.length }
+  const snapshot = plan.continuation.safetySnapshot
+  const outlined = {
+    disposition: 'continue',
+    rejectionReasons: [],
+    diagnostics: [],
+    continuation: { ...head, replay: segments, safetySnapshot: snapshot },
+  } as unknown as OutlinedPlan
+  const whole = {
+    ...outlined,
+    continuation: {
+      ...head,
+      runtimeContext: [...older, ...own.filter(keep)],
+      sourceRuntimeContext: own.filter(keep),
+      safetySnapshot: snapshot,
+    },
+  }
+  const replayFrom =
+    (rows: Record<string, ReadonlyArray<RuntimeEvent>>, fail?: string): PlanOutline['replay'] =>
+    async (segment, onEvents) => {
+      const all = rows[segment.runId] ?? []
+      for (let i = 0; i < segment.rows; i += 7) await onEvents(all.slice(i, i + 7).filter(segment.isReplayed))
+      return fail === segment.runId
+        ? E.left({ _tag: 'ReplayFailed', runId: segment.runId, message: 'the ledger changed between two reads' })
+        : E.right(undefined)
+    }
+
+  it('prints the very text writePlanJson prints for the same plan whole, indented and compact', async () => {
+    for (const layout of [{}, { compact: true }]) {
+      const streamed = slowSink(Number.POSITIVE_INFINITY)
+      await writeOutlinedPlanJson(streamed, { plan: outlined, replay: replayFrom(rowsOf) }, layout)
+      const held = slowSink(Number.POSITIVE_INFINITY)
+      await writePlanJson(held, whole, layout)
+      expect(streamed.chunks.join('')).toBe(held.chunks.join(''))
+    }
+  })
+
+  it('stops before the end of the document when a segment cannot be read again as planned', async () => {
+    const sink = slowSink(Number.POSITIVE_INFINITY)
+    await expect(
+      writeOutlinedPlanJson(sink, { plan: outlined, replay: replayFrom(rowsOf, 'r1') }),
+    ).rejects.toBeInstanceOf(HistoryChangedError)
+    const text = sink.chunks.join('')
+    expect(text).not.toContain('safetySnapshot')
+    expect(() => JSON.parse(text) as unknown).toThrow()
+  })
+
+  it('refuses a second read that hands over fewer events than were planned', async () => {
+    const sink = slowSink(Number.POSITIVE_INFINITY)
+    const shorter = { ...rowsOf, r1: own.slice(0, -10) }
+    await expect(writeOutlinedPlanJson(sink, { plan: outlined, replay: replayFrom(shorter) })).rejects.toBeInstanceOf(
+      HistoryChangedError,
+    )
+    expect(sink.chunks.join('')).not.toContain('safetySnapshot')
   })
 })

@@ -9,6 +9,7 @@ import {
   type HostFacts,
   type OwnerLiveness,
   makeRuntimeContinuationPlanner,
+  materializePlan,
 } from '../src/index.js'
 import {
   continuationIdsUnsafe,
@@ -54,8 +55,7 @@ const safeWorld = (): World => ({
   facts: E.right(defaultFacts),
 })
 
-const givenSession = (world: World) => {
-  const calls: Array<string> = []
+const plannerOf = (world: World, calls: Array<string>) => {
   const logged =
     <A>(name: string, result: () => E.Either<unknown, A>): TE.TaskEither<unknown, A> =>
     () => {
@@ -63,8 +63,9 @@ const givenSession = (world: World) => {
       if (world.throwing === name) return Promise.reject(new Error(`${name} exploded`))
       return Promise.resolve(result())
     }
+  const readLedger = (runId: string) => world.runs.get(runId)?.readLedger ?? E.left(new Error('ENOENT'))
   let idCounter = 0
-  const planner = makeRuntimeContinuationPlanner({
+  return makeRuntimeContinuationPlanner({
     safeBoundaryResumeEnabled: world.enabled,
     store: {
       listRuns: () =>
@@ -86,8 +87,20 @@ const givenSession = (world: World) => {
         ),
       readRun: (_sessionId, runId) =>
         logged('readRun', () => world.runs.get(runId)?.readRun ?? E.left(new Error(`ENOENT ${runId}/run.json`))),
-      readLedger: (_sessionId, runId) =>
-        logged('readLedger', () => world.runs.get(runId)?.readLedger ?? E.left(new Error('ENOENT'))),
+      readLedger: (_sessionId, runId) => logged('readLedger', () => readLedger(runId)),
+      // The same reads handed over row by row, as a store that streams its ledgers would.
+      foldLedger: (_sessionId, runId, onEvent) =>
+        logged('readLedger', () =>
+          E.map((ledger: LedgerSnapshot) => {
+            for (const event of ledger.events) onEvent(event)
+            return {
+              rows: ledger.events.length,
+              highWater: ledger.highWater,
+              tornTail: ledger.tornTail,
+              problem: ledger.problem,
+            }
+          })(readLedger(runId)),
+        ),
       listClaims: () => logged('listClaims', () => world.claims),
     },
     host: {
@@ -105,12 +118,29 @@ const givenSession = (world: World) => {
       },
     },
   })
+}
+
+const givenSession = (world: World) => {
+  const calls: Array<string> = []
+  const planner = plannerOf(world, calls)
+  // A second planner over the same world answers every request as an outline, with its own ids.
+  const outlineCalls: Array<string> = []
+  const outliner = plannerOf(world, outlineCalls)
+  const rowsOf = (runId: string) => {
+    const read = world.runs.get(runId)?.readLedger
+    return read !== undefined && E.isRight(read) ? read.right.events : []
+  }
   return {
     calls,
     whenPlanning: async (runId?: string) => {
-      const plan = await planner.plan(
-        runId === undefined ? { sessionId: 'session-1' } : { sessionId: 'session-1', runId },
-      )()
+      const request = runId === undefined ? { sessionId: 'session-1' } : { sessionId: 'session-1', runId }
+      const planCallsBefore = calls.length
+      const plan = await planner.plan(request)()
+      // Folding every ledger as it streams plans the same: same plan, same history, same port calls.
+      const callsBefore = outlineCalls.length
+      const outline = await outliner.outline(request)()
+      expect(materializePlan(outline, rowsOf)).toStrictEqual(plan)
+      expect(outlineCalls.slice(callsBefore)).toEqual(calls.slice(planCallsBefore))
       return {
         plan,
         calls,
