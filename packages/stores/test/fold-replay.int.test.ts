@@ -206,10 +206,7 @@ describe('RuntimeEventStore.replay', () => {
     await handle.write(Buffer.from('P'), 0, 1, at)
     await handle.close()
     const { result, handed } = await replay(stores, scan)
-    expect(result).toEqual({
-      _tag: 'Left',
-      left: expect.objectContaining({ _tag: 'LedgerChanged', path, reason: 'different_bytes' }),
-    })
+    expect(result).toMatchObject({ _tag: 'Left', left: { _tag: 'LedgerChanged', path, reason: 'different_bytes' } })
     expect(handed).toHaveLength(events.length)
     const message = (result as { left: { message: string } }).left.message
     expect(message).toContain('the ledger changed between two reads of its committed rows')
