@@ -386,6 +386,19 @@ export const ioFailed = (operation: string, path: string, cause: unknown): IoFai
 }
 
 /**
+ * The `IoFailed` of a consumer that a fold or replay handed rows to and that threw or rejected
+ * (operation `deliver`): its errno name when it has one (`EPIPE`), else `CONSUMER_FAILED`. Its own
+ * words are never repeated, as they may quote what it was handed.
+ * @category constructors
+ */
+export const consumerFailed = (path: string, cause: unknown): IoFailed =>
+  ioFailed(
+    'deliver',
+    path,
+    Object.assign(new Error('the consumer of the rows failed'), { code: errnoCode(cause) ?? 'CONSUMER_FAILED' }),
+  )
+
+/**
  * Names what the store was doing when an fs step failed; other errors pass unchanged.
  * @category constructors
  */

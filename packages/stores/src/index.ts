@@ -69,6 +69,7 @@ export {
   highWaterConflict,
   eventIdentityMismatch,
   ioFailed,
+  consumerFailed,
   withSubject,
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'

@@ -19,7 +19,7 @@ import {
   type LedgerSink,
   type LedgerSnapshot,
 } from '../LedgerSnapshot.js'
-import { errnoCode, ioFailed, ledgerChanged, notFound } from '../StoreError.js'
+import { consumerFailed, ioFailed, ledgerChanged, notFound } from '../StoreError.js'
 import type { StoreFile } from '../StoreFs.js'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
 
@@ -70,7 +70,7 @@ export const foldLedgerFile = (
       const { tail } = await streamHandle(handle, null, scanner, digest, null)
       return E.right(scanner.ledgerScan(tail, digest.digest(scanner.committedBytes())))
     } catch (cause) {
-      if (consumer.failed()) return E.left(deliverFailed(path, consumer.cause()))
+      if (consumer.failed()) return E.left(consumerFailed(path, consumer.cause()))
       throw cause
     }
   })
@@ -91,7 +91,8 @@ export const replayLedgerFile = (
 ): Outcome<void> =>
   withLedger(context, path, async (handle) => {
     let batch: Array<RuntimeEvent> = []
-    let delivery: unknown = null
+    // A flag, not the cause: a consumer may reject with anything, `undefined` included.
+    const delivery: { failed: boolean; cause: unknown } = { failed: false, cause: undefined }
     const scanner = makeLedgerScanner(identity, (event) => {
       batch.push(event)
     })
@@ -104,12 +105,13 @@ export const replayLedgerFile = (
         await onRows(rows)
         return true
       } catch (cause) {
-        delivery = cause
+        delivery.failed = true
+        delivery.cause = cause
         return false
       }
     }
     const { total } = await streamHandle(handle, expected.committedBytes, scanner, digest, deliver)
-    if (delivery !== null) return E.left(deliverFailed(path, delivery))
+    if (delivery.failed) return E.left(consumerFailed(path, delivery.cause))
     if (total < expected.committedBytes) return E.left(ledgerChanged(path, expected.committedBytes, 'fewer_bytes'))
     const committed = scanner.committedBytes()
     if (committed !== expected.committedBytes || digest.digest(committed) !== expected.digest) {
@@ -145,15 +147,6 @@ const withLedger = async <A>(
     await handle.close().catch(() => undefined)
   }
 }
-
-// A consumer's failure is not the store's: it is told apart from a failed read, and its own words
-// (which may quote what it was handed) are never repeated.
-const deliverFailed = (path: string, cause: unknown) =>
-  ioFailed(
-    'deliver',
-    path,
-    Object.assign(new Error('the consumer of the rows failed'), { code: errnoCode(cause) ?? 'CONSUMER_FAILED' }),
-  )
 
 const guardConsumer = (onEvent: (event: RuntimeEvent) => void) => {
   let failed = false
