@@ -7,6 +7,7 @@
  * while that lock is held. The pool connects on the first call, so an unreachable server or a
  * database from a newer maka is a `StoreError` of that call, never a throw.
  */
+import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import {
   AgentRun,
@@ -18,13 +19,16 @@ import {
   RunId,
   SessionId,
   ShellRunId,
+  type RuntimeEvent,
 } from '@maka/events'
 import {
   checkClaimBoundary,
   checkHighWater,
   checkIds,
+  checkReplayExpectation,
   checkRunHeader,
   claimConflict,
+  consumerFailed,
   emptyLedgerSnapshot,
   encodeRuntimeEventRow,
   eventIdentityMismatch,
@@ -32,6 +36,7 @@ import {
   invalidRecord,
   ioFailed,
   isSameOwner,
+  ledgerChanged,
   ledgerUnreadable,
   makeLedgerRowReader,
   notFound,
@@ -40,6 +45,7 @@ import {
   sessionAlreadyExists,
   unreadable,
   withSubject,
+  type LedgerScan,
   type LedgerSnapshot,
   type RunListing,
   type ShellRunListing,
@@ -105,6 +111,9 @@ const constraintOf = (cause: unknown): string | undefined =>
     ? (cause as { constraint: string }).constraint
     : undefined
 const UNIQUE_VIOLATION = '23505'
+
+// A fold and a replay fetch a ledger in pages of this many rows: memory holds one page, not the ledger.
+const PAGE_ROWS = 512
 
 /** A failure inside a transaction that is an answer, not an error: the transaction rolls back. */
 class Refusal extends Error {
@@ -250,6 +259,15 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
     for (const { row } of rows.rows) reader.add(row)
     return reader.snapshot()
   }
+
+  // One page of row texts after row `after`, in high-water order.
+  const ledgerPage = async (q: Q | pg.Pool, s: string, r: string, after: number) =>
+    (
+      await q.query<{ seq: number; row: string }>(
+        'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+        [s, r, after, PAGE_ROWS],
+      )
+    ).rows
 
   const ledgerIsWhole = async (q: Q, s: string, r: string, highWater: number): Promise<boolean> => {
     const key = `${s}\u0000${r}`
@@ -517,6 +535,95 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
             const snapshot = await readLedger(q, sessionId, runId)
             return E.right(snapshot.highWater === 0 ? emptyLedgerSnapshot : snapshot)
           })
+        },
+      ),
+    fold: (sessionId, runId, onEvent) =>
+      task(
+        () => `fold the ledger of run ${runId} in session ${sessionId}`,
+        async (pool) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          // One snapshot, as `read`: the header and every page are one moment's.
+          return transaction(pool, async (q): Promise<Outcome<LedgerScan>> => {
+            await q.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+            if ((await headerText(q, sessionId, runId)) === undefined) {
+              return E.left(notFound(runWhere(sessionId, runId)))
+            }
+            const hash = createHash('sha256')
+            let failed: { readonly thrown: unknown } | undefined
+            const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+              try {
+                onEvent(event)
+              } catch (thrown) {
+                failed = { thrown }
+                throw thrown
+              }
+            })
+            for (let after = 0; ;) {
+              const page = await ledgerPage(q, sessionId, runId, after)
+              try {
+                for (const { seq, row } of page) {
+                  hash.update(row, 'utf8').update('\n')
+                  reader.add(row)
+                  after = seq
+                }
+              } catch (cause) {
+                if (failed !== undefined) return E.left(consumerFailed(ledgerWhere(sessionId, runId), failed.thrown))
+                throw cause
+              }
+              if (page.length < PAGE_ROWS) break
+            }
+            return E.right(reader.ledgerScan(hash.digest('hex')))
+          })
+        },
+      ),
+    replay: (sessionId, runId, expected, onRows) =>
+      task(
+        () => `replay the ledger of run ${runId} in session ${sessionId}`,
+        async (pool) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const checked = checkReplayExpectation(expected)
+          if (E.isLeft(checked)) return checked
+          if ((await headerText(pool, sessionId, runId)) === undefined) {
+            return E.left(notFound(runWhere(sessionId, runId)))
+          }
+          const at = ledgerWhere(sessionId, runId)
+          const hash = createHash('sha256')
+          let batch: Array<RuntimeEvent> = []
+          const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+            batch.push(event)
+          })
+          let bytes = 0
+          let after = 0
+          // Page by page on the pool, no transaction held while the consumer waits: rows changed
+          // between two pages change the digest, which decides at the end.
+          while (bytes < expected.committedBytes) {
+            const page = await ledgerPage(pool, sessionId, runId, after)
+            if (page.length === 0) return E.left(ledgerChanged(at, expected.committedBytes, 'fewer_bytes'))
+            for (const { seq, row } of page) {
+              bytes += Buffer.byteLength(row, 'utf8') + 1
+              if (bytes > expected.committedBytes) {
+                return E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
+              }
+              hash.update(row, 'utf8').update('\n')
+              reader.add(row)
+              after = seq
+              if (bytes === expected.committedBytes) break
+            }
+            if (batch.length > 0) {
+              const rows = batch
+              batch = []
+              try {
+                await onRows(rows)
+              } catch (thrown) {
+                return E.left(consumerFailed(at, thrown))
+              }
+            }
+          }
+          return hash.digest('hex') === expected.digest
+            ? E.right(undefined)
+            : E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
         },
       ),
     readLastRow: (sessionId, runId) =>

@@ -4,6 +4,7 @@
  * transaction, committed with an fsync of the WAL. The database opens on the first call, so a
  * missing driver or a database from a newer maka is a `StoreError` of that call, never a throw.
  */
+import { createHash } from 'node:crypto'
 import { resolve } from 'node:path'
 import {
   AgentRun,
@@ -21,8 +22,10 @@ import {
   checkClaimBoundary,
   checkHighWater,
   checkIds,
+  checkReplayExpectation,
   checkRunHeader,
   claimConflict,
+  consumerFailed,
   emptyLedgerSnapshot,
   encodeRuntimeEventRow,
   eventIdentityMismatch,
@@ -30,6 +33,7 @@ import {
   invalidRecord,
   ioFailed,
   isSameOwner,
+  ledgerChanged,
   ledgerUnreadable,
   makeLedgerRowReader,
   notFound,
@@ -39,6 +43,7 @@ import {
   staleCheckFailed,
   unreadable,
   withSubject,
+  type LedgerScan,
   type LedgerSnapshot,
   type RunListing,
   type ShellRunListing,
@@ -67,6 +72,17 @@ const decodeHeader = decodeWith(AgentRun)
 const decodeShellRun = decodeWith(ShellRun)
 const decodeClaim = decodeWith(ContinuationClaim)
 const decodeLock = decodeWith(OwnerLock)
+
+// A replay hands rows over in pages of at most this many rows, or of about this many bytes of text.
+const PAGE_ROWS = 512
+const PAGE_BYTES = 1 << 20
+
+/** A consumer's throw, carried out of the transaction it stopped. */
+class ConsumerFailure extends Error {
+  constructor(readonly thrown: unknown) {
+    super('the consumer of the rows failed')
+  }
+}
 
 const isUniqueViolation = (cause: unknown): boolean =>
   typeof cause === 'object' &&
@@ -152,13 +168,21 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
     return decodeStored(row.header, runWhere(s, r), decodeHeader, (h) => h.sessionId === s && h.runId === r)
   }
 
+  // The row texts of a ledger after row `after`, streamed from the statement one at a time.
+  const ledgerRows = (db: Db, s: string, r: string, after: number) =>
+    db
+      .prepare('SELECT row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq')
+      .pluck()
+      .iterate(s, r, after) as IterableIterator<string>
+
+  const ledgerPage = (db: Db, s: string, r: string, after: number) =>
+    db
+      .prepare('SELECT seq, row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq')
+      .iterate(s, r, after) as IterableIterator<{ readonly seq: number; readonly row: string }>
+
   const readLedger = (db: Db, s: string, r: string): LedgerSnapshot => {
     const reader = makeLedgerRowReader({ sessionId: s, runId: r })
-    const rows = db
-      .prepare('SELECT row FROM events WHERE session_id = ? AND run_id = ? ORDER BY seq')
-      .pluck()
-      .iterate(s, r) as IterableIterator<string>
-    for (const row of rows) reader.add(row)
+    for (const row of ledgerRows(db, s, r, 0)) reader.add(row)
     return reader.snapshot()
   }
 
@@ -367,6 +391,89 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
             const snapshot = readLedger(db, sessionId, runId)
             return E.right(snapshot.highWater === 0 ? emptyLedgerSnapshot : snapshot)
           })()
+        },
+      ),
+    fold: (sessionId, runId, onEvent) =>
+      task(
+        () => `fold the ledger of run ${runId} in session ${sessionId}`,
+        (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          try {
+            // One read transaction, as `read`: the header and the rows are one moment's. The rows
+            // stream out of the statement one at a time and go to `onEvent`, never into an array.
+            return db.transaction((): Outcome<LedgerScan> => {
+              if (headerRow(db, sessionId, runId) === undefined) return E.left(notFound(runWhere(sessionId, runId)))
+              const hash = createHash('sha256')
+              const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+                try {
+                  onEvent(event)
+                } catch (thrown) {
+                  throw new ConsumerFailure(thrown)
+                }
+              })
+              for (const row of ledgerRows(db, sessionId, runId, 0)) {
+                hash.update(row, 'utf8').update('\n')
+                reader.add(row)
+              }
+              return E.right(reader.ledgerScan(hash.digest('hex')))
+            })()
+          } catch (cause) {
+            if (cause instanceof ConsumerFailure)
+              return E.left(consumerFailed(ledgerWhere(sessionId, runId), cause.thrown))
+            throw cause
+          }
+        },
+      ),
+    replay: (sessionId, runId, expected, onRows) =>
+      task(
+        () => `replay the ledger of run ${runId} in session ${sessionId}`,
+        async (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const checked = checkReplayExpectation(expected)
+          if (E.isLeft(checked)) return checked
+          if (headerRow(db, sessionId, runId) === undefined) return E.left(notFound(runWhere(sessionId, runId)))
+          const at = ledgerWhere(sessionId, runId)
+          const hash = createHash('sha256')
+          let batch: Array<RuntimeEvent> = []
+          const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+            batch.push(event)
+          })
+          let bytes = 0
+          let seq = 0
+          // Page by page, each its own statement: no transaction stays open while the consumer
+          // waits. Rows changed between two pages change the digest, which decides at the end.
+          while (bytes < expected.committedBytes) {
+            let pageBytes = 0
+            let pageRows = 0
+            for (const { seq: rowSeq, row } of ledgerPage(db, sessionId, runId, seq)) {
+              seq = rowSeq
+              pageRows += 1
+              const length = Buffer.byteLength(row, 'utf8') + 1
+              bytes += length
+              pageBytes += length
+              if (bytes > expected.committedBytes) break
+              hash.update(row, 'utf8').update('\n')
+              reader.add(row)
+              if (bytes === expected.committedBytes || pageRows === PAGE_ROWS || pageBytes >= PAGE_BYTES) break
+            }
+            if (bytes > expected.committedBytes)
+              return E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
+            if (pageRows === 0) return E.left(ledgerChanged(at, expected.committedBytes, 'fewer_bytes'))
+            if (batch.length > 0) {
+              const rows = batch
+              batch = []
+              try {
+                await onRows(rows)
+              } catch (thrown) {
+                return E.left(consumerFailed(at, thrown))
+              }
+            }
+          }
+          return hash.digest('hex') === expected.digest
+            ? E.right(undefined)
+            : E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
         },
       ),
     readLastRow: (sessionId, runId) =>

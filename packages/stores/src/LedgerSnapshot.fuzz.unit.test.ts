@@ -10,13 +10,26 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { makeLedgerScanner, scanLedger, type LedgerIdentity, type LedgerSnapshot } from './LedgerSnapshot.js'
+import type { RuntimeEvent } from '@maka/events'
+import {
+  makeLedgerRowReader,
+  makeLedgerScanner,
+  scanLedger,
+  type LedgerIdentity,
+  type LedgerScanner,
+  type LedgerSnapshot,
+} from './LedgerSnapshot.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'invocation-1', runId: 'run-1', turnId: 'turn-1' }
 
 /** The read protocol of `readLedgerFile`: scan, carry the unconsumed rest, scan again with the next read. */
 const scanInChunks = (bytes: Buffer, cuts: ReadonlyArray<number>, who: LedgerIdentity = identity): LedgerSnapshot => {
   const scanner = makeLedgerScanner(who)
+  return scanner.snapshot(feedInChunks(scanner, bytes, cuts))
+}
+
+// Feeds the bytes split at `cuts` and returns the length of the unconsumed tail.
+const feedInChunks = (scanner: LedgerScanner, bytes: Buffer, cuts: ReadonlyArray<number>): number => {
   let carry = Buffer.alloc(0)
   let at = 0
   for (const cut of [
@@ -28,8 +41,23 @@ const scanInChunks = (bytes: Buffer, cuts: ReadonlyArray<number>, who: LedgerIde
     carry = buffer.subarray(scanner.scan(buffer))
     at = cut
   }
-  return scanner.snapshot(carry.length)
+  return carry.length
 }
+
+// The same scan in sink mode: what went to the sink, and the scan it reports.
+const foldInChunks = (bytes: Buffer, cuts: ReadonlyArray<number>, who: LedgerIdentity = identity) => {
+  const handed: Array<RuntimeEvent> = []
+  const scanner = makeLedgerScanner(who, (event) => handed.push(event))
+  const tail = feedInChunks(scanner, bytes, cuts)
+  return { handed, scan: scanner.ledgerScan(tail, 'digest-of-the-reader'), kept: scanner.snapshot(tail).events }
+}
+
+// A snapshot as a sink-mode scan reports it.
+const asScan = ({ events, ...rest }: LedgerSnapshot) => ({
+  rows: events.length,
+  ...rest,
+  digest: 'digest-of-the-reader',
+})
 
 const committedRows = (texts: ReadonlyArray<string>) => {
   const rows = makeLedgerBuilderUnsafe(identity)
@@ -161,6 +189,83 @@ describe('scanLedger under fuzzing', () => {
           }
         }
       },
+    )
+  })
+})
+
+describe('a sink-mode scan under fuzzing', () => {
+  it('hands over exactly the events the snapshot keeps, keeps none, and reports the rest unchanged', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 30 }), { maxLength: 4 }),
+        fc.array(damage, { maxLength: 3 }),
+        fc.array(fc.nat(), { maxLength: 6 }),
+        (texts, damages, cuts) => {
+          const bytes = Buffer.concat([committedRows(texts).bytes, ...damages])
+          const snapshot = scanLedger(bytes, identity)
+          const { handed, scan, kept } = foldInChunks(bytes, cuts)
+          expect(handed).toEqual(snapshot.events)
+          expect(kept).toEqual([])
+          expect(scan).toEqual(asScan(snapshot))
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('matches the snapshot on random bytes alone, and on rows of another run', () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 200 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        fc.boolean(),
+        (raw, cuts, foreign) => {
+          const who = foreign ? { sessionId: 'session-1', runId: 'run-9' } : identity
+          const bytes = Buffer.concat([committedRows(['a', 'b']).bytes, Buffer.from(raw)])
+          const snapshot = scanLedger(bytes, who)
+          const { handed, scan } = foldInChunks(bytes, cuts, who)
+          expect(handed).toEqual(snapshot.events)
+          expect(scan).toEqual(asScan(snapshot))
+        },
+      ),
+      { numRuns: 2000 },
+    )
+  })
+
+  it('keeps the duplicate-id check: a repeated id is unreadable at its line, in sink mode too', () => {
+    const { bytes } = committedRows(['a', 'b', 'c'])
+    const first = bytes.subarray(0, bytes.indexOf(0x0a) + 1)
+    const { handed, scan } = foldInChunks(Buffer.concat([bytes, first]), [first.length + 3])
+    expect(handed).toHaveLength(3)
+    expect(scan).toMatchObject({ rows: 3, highWater: 4, problem: { _tag: 'Unreadable', line: 4 } })
+  })
+})
+
+describe('a sink-mode row reader', () => {
+  it('hands over exactly the events its snapshot keeps, with the same answer', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.string({ unit: 'grapheme', maxLength: 30 }), { maxLength: 4 }),
+        fc.array(damage, { maxLength: 3 }),
+        (texts, damages) => {
+          const rowTexts = Buffer.concat([committedRows(texts).bytes, ...damages])
+            .toString('utf8')
+            .split('\n')
+            .slice(0, -1)
+          const keeping = makeLedgerRowReader(identity)
+          const handed: Array<RuntimeEvent> = []
+          const folding = makeLedgerRowReader(identity, (event) => handed.push(event))
+          for (const text of rowTexts) {
+            keeping.add(text)
+            folding.add(text)
+          }
+          const snapshot = keeping.snapshot()
+          expect(handed).toEqual(snapshot.events)
+          expect(folding.snapshot().events).toEqual([])
+          expect(folding.ledgerScan('digest-of-the-reader')).toEqual(asScan(snapshot))
+        },
+      ),
+      { numRuns: 1000 },
     )
   })
 })

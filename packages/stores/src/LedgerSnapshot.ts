@@ -60,6 +60,31 @@ export interface LedgerSnapshot {
 }
 
 /**
+ * A ledger read that kept no rows: what `LedgerSnapshot` holds but the events, plus a digest of the
+ * bytes read, so a second read can prove it saw the same committed prefix (`RuntimeEventStore.replay`).
+ * @category models
+ */
+export interface LedgerScan {
+  /** How many rows were handed over: exactly `LedgerSnapshot.events.length` of the same bytes. */
+  readonly rows: number
+  readonly highWater: number
+  readonly committedBytes: number
+  readonly tornTail: TornTail | null
+  readonly problem: LedgerProblem | null
+  /**
+   * Lowercase hex SHA-256 of the committed bytes: the first `committedBytes` bytes of the file (the
+   * torn tail excluded); for a row store, each stored row text + `"\n"`, in order.
+   */
+  readonly digest: string
+}
+
+/**
+ * Takes each row a read would keep, in ledger order, instead of the read keeping it.
+ * @category models
+ */
+export type LedgerSink = (event: RuntimeEvent) => void
+
+/**
  * The run a ledger belongs to; every row must carry these ids.
  * @category models
  */
@@ -102,16 +127,38 @@ export interface LedgerScanner {
    * and returns how many bytes that was: everything up to and including the last newline.
    */
   scan(bytes: Buffer): number
-  /** The snapshot, given how many bytes followed the last consumed newline (the torn tail). */
+  /**
+   * The snapshot, given how many bytes followed the last consumed newline (the torn tail). With a
+   * sink its `events` are empty: every row went to the sink.
+   */
   snapshot(tailLength: number): LedgerSnapshot
+  /**
+   * The same answer without the events, with the digest of the committed bytes that the caller,
+   * which read them, computed (the scanner does no I/O and no hashing).
+   */
+  ledgerScan(tailLength: number, digest: string): LedgerScan
+  /** The committed bytes scanned so far: where the last complete row ended. */
+  committedBytes(): number
 }
 
 /**
- * Starts the scan of one run's ledger.
+ * Starts the scan of one run's ledger. With `sink`, every row that would be kept goes to it in
+ * order instead, and the scanner keeps only the ids (the duplicate-id check needs them).
  * @category constructors
  */
-export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
+export const makeLedgerScanner = (identity: LedgerIdentity, sink?: LedgerSink): LedgerScanner => {
   const events: Array<RuntimeEvent> = []
+  let rows = 0
+  const keep: LedgerSink =
+    sink === undefined
+      ? (event) => {
+          rows += 1
+          events.push(event)
+        }
+      : (event) => {
+          rows += 1
+          sink(event)
+        }
   // `id` is unique within a ledger. The strings are the events' own, so the Set costs its table only.
   const ids = new Set<string>()
   // The first unreadable row ends decoding; a foreign row does not, so the row count and every
@@ -133,7 +180,7 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
   }
 
   const decode = (row: string): void => {
-    const found = decodeRowInto(events, ids, row, line + 1, identity)
+    const found = decodeRowInto(keep, ids, row, line + 1, identity)
     line += 1
     if (found === null) return
     if (found._tag === 'IdentityMismatch') mismatch ??= found
@@ -185,6 +232,20 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
     dropping = false
   }
 
+  const summary = (tailLength: number): Omit<LedgerSnapshot, 'events'> => {
+    const length = dropping ? pendingFed : tailLength
+    const verdict = length > 0 ? pending.verdict() : 'empty'
+    const torn = verdict === 'torn'
+    const tailProblem: LedgerProblem | null =
+      verdict === 'empty' || torn ? null : { _tag: 'Unreadable', line: line + 1, reason: TAIL_REASONS[verdict] }
+    return {
+      highWater: line,
+      committedBytes: committed,
+      tornTail: torn ? { offset: committed, length } : null,
+      problem: unreadable ?? tailProblem ?? mismatch,
+    }
+  }
+
   return {
     scan: (bytes) => {
       let from = 0
@@ -222,20 +283,9 @@ export const makeLedgerScanner = (identity: LedgerIdentity): LedgerScanner => {
       }
       return from
     },
-    snapshot: (tailLength) => {
-      const length = dropping ? pendingFed : tailLength
-      const verdict = length > 0 ? pending.verdict() : 'empty'
-      const torn = verdict === 'torn'
-      const tailProblem: LedgerProblem | null =
-        verdict === 'empty' || torn ? null : { _tag: 'Unreadable', line: line + 1, reason: TAIL_REASONS[verdict] }
-      return {
-        events,
-        highWater: line,
-        committedBytes: committed,
-        tornTail: torn ? { offset: committed, length } : null,
-        problem: unreadable ?? tailProblem ?? mismatch,
-      }
-    },
+    snapshot: (tailLength) => ({ events, ...summary(tailLength) }),
+    ledgerScan: (tailLength, digest) => ({ rows, ...summary(tailLength), digest }),
+    committedBytes: () => committed,
   }
 }
 
@@ -258,10 +308,10 @@ export const scanLedger = (bytes: Uint8Array, identity: LedgerIdentity): LedgerS
   return scanner.snapshot(buffer.length - consumed)
 }
 
-// Pushes the decoded row and returns null or its identity mismatch, or returns why it is
-// unreadable (nothing pushed); no wrapper object per row.
+// Hands the decoded row to `keep` and returns null or its identity mismatch, or returns why it is
+// unreadable (nothing handed over); no wrapper object per row.
 const decodeRowInto = (
-  events: Array<RuntimeEvent>,
+  keep: LedgerSink,
   ids: Set<string>,
   row: string,
   line: number,
@@ -290,7 +340,7 @@ const decodeRowInto = (
   ids.add(event.id)
   if (ids.size === known) return { _tag: 'Unreadable', line, reason: 'row repeats the id of an earlier row' }
   // A foreign row is well-formed: it is kept, so the rows after it are still read and counted.
-  events.push(event)
+  keep(event)
   if (event.sessionId !== identity.sessionId) return { _tag: 'IdentityMismatch', line, field: 'sessionId' }
   if (event.runId !== identity.runId) return { _tag: 'IdentityMismatch', line, field: 'runId' }
   return null
@@ -305,21 +355,47 @@ const decodeRowInto = (
 export interface LedgerRowReader {
   /** Takes the next row's JSON text. */
   readonly add: (row: string) => void
-  /** The snapshot of the rows taken so far; `committedBytes` counts them as the JSONL file would. */
+  /**
+   * The snapshot of the rows taken so far; `committedBytes` counts them as the JSONL file would.
+   * With a sink its `events` are empty: every row went to the sink.
+   */
   readonly snapshot: () => LedgerSnapshot
+  /**
+   * The same answer without the events, with the digest the caller computed over each row text
+   * plus `"\n"`, in order (the reader does no hashing).
+   */
+  readonly ledgerScan: (digest: string) => LedgerScan
 }
 
 /**
- * Starts reading one run's ledger row by row.
+ * Starts reading one run's ledger row by row. With `sink`, every row that would be kept goes to it
+ * in order instead, and the reader keeps only the ids.
  * @category constructors
  */
-export const makeLedgerRowReader = (identity: LedgerIdentity): LedgerRowReader => {
+export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink): LedgerRowReader => {
   const events: Array<RuntimeEvent> = []
+  let kept = 0
+  const keep: LedgerSink =
+    sink === undefined
+      ? (event) => {
+          kept += 1
+          events.push(event)
+        }
+      : (event) => {
+          kept += 1
+          sink(event)
+        }
   const ids = new Set<string>()
   let rows = 0
   let bytes = 0
   let unreadable: LedgerProblem | null = null
   let mismatch: LedgerProblem | null = null
+  const summary = (): Omit<LedgerSnapshot, 'events'> => ({
+    highWater: rows,
+    committedBytes: bytes,
+    tornTail: null,
+    problem: unreadable ?? mismatch,
+  })
   return {
     add: (row) => {
       rows += 1
@@ -328,17 +404,12 @@ export const makeLedgerRowReader = (identity: LedgerIdentity): LedgerRowReader =
       // A stored text holding a newline would be two rows in a file: it is not a row.
       const problem = row.includes(NEWLINE_CHAR)
         ? { _tag: 'Unreadable' as const, line: rows, reason: 'row is not valid JSON' }
-        : decodeRowInto(events, ids, row, rows, identity)
+        : decodeRowInto(keep, ids, row, rows, identity)
       if (problem === null) return
       if (problem._tag === 'Unreadable') unreadable = problem
       else mismatch ??= problem
     },
-    snapshot: () => ({
-      events,
-      highWater: rows,
-      committedBytes: bytes,
-      tornTail: null,
-      problem: unreadable ?? mismatch,
-    }),
+    snapshot: () => ({ events, ...summary() }),
+    ledgerScan: (digest) => ({ rows: kept, ...summary(), digest }),
   }
 }

@@ -14,16 +14,23 @@ import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkIds } from './internal/checkIds.js'
 import { attempt, openConfined, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
 import { readLastRow } from './internal/readLastRow.js'
-import { readLedgerFile } from './internal/readLedgerFile.js'
+import {
+  EMPTY_DIGEST,
+  foldLedgerFile,
+  readLedgerFile,
+  replayLedgerFile,
+  type ReplayExpectation,
+} from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
 import type { StoreFile } from './StoreFs.js'
 import { ledgerPath, runDir, runHeaderPath } from './layout.js'
-import { emptyLedgerSnapshot, type LedgerSnapshot } from './LedgerSnapshot.js'
+import { emptyLedgerSnapshot, type LedgerScan, type LedgerSnapshot } from './LedgerSnapshot.js'
 import {
   eventIdentityMismatch,
   highWaterConflict,
   invalidRecord,
   ioFailed,
+  ledgerChanged,
   ledgerUnreadable,
   notFound,
   type StoreError,
@@ -32,6 +39,8 @@ import {
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
+
+export type { ReplayExpectation } from './internal/readLedgerFile.js'
 
 /**
  * Options of one append.
@@ -72,6 +81,29 @@ export interface RuntimeEventStore {
    * only `read` can answer.
    */
   readLastRow(sessionId: string, runId: string): TE.TaskEither<StoreError, RuntimeEvent | null>
+  /**
+   * Reads the committed prefix as `read` does — the same rules, problems, line numbers and errors
+   * (a missing ledger of an existing run is an empty scan with the digest of zero bytes) — but hands
+   * every row `read` would keep to `onEvent`, in order, and keeps none of them: memory is one read
+   * buffer plus the set of row ids. The scan's `digest` lets `replay` read the same rows again.
+   * A throwing `onEvent` stops the read: `IoFailed` at operation `deliver`.
+   */
+  fold(sessionId: string, runId: string, onEvent: (event: RuntimeEvent) => void): TE.TaskEither<StoreError, LedgerScan>
+  /**
+   * Reads exactly the committed prefix a `fold` reported again (`expected.committedBytes` bytes; for
+   * a row store, the rows whose texts add up to them) and hands over the rows that `fold` handed
+   * over, in order, in batches (one per read chunk of a file; bounded for a row store), awaiting each
+   * `onRows` before reading on. It then checks the bytes against `expected.digest`: fewer of them,
+   * other bytes or a row that no longer decodes → `LedgerChanged`. Rows appended after the fold are
+   * not read and change nothing. A caller must not trust what it was handed until this resolves
+   * `Right`: the proof comes at the end. A rejected `onRows` stops it: `IoFailed` at `deliver`.
+   */
+  replay(
+    sessionId: string,
+    runId: string,
+    expected: ReplayExpectation,
+    onRows: (events: ReadonlyArray<RuntimeEvent>) => void | Promise<void>,
+  ): TE.TaskEither<StoreError, void>
 }
 
 const LEDGER_MODE = 0o600
@@ -97,18 +129,52 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
   const readLocked = async (sessionId: string, runId: string): Outcome<LedgerSnapshot> => {
     const path = ledgerPath(dataDir, sessionId, runId)
     const read = await readLedgerFile(context, path, { sessionId, runId })
-    if (E.isLeft(read)) {
-      if (read.left._tag !== 'NotFound') return read
-      const headerPath = runHeaderPath(dataDir, sessionId, runId)
-      const header = await pathExists(context, headerPath)
-      if (E.isLeft(header)) return header
-      return header.right ? E.right(emptyLedgerSnapshot) : E.left(notFound(headerPath))
-    }
+    if (E.isLeft(read))
+      return read.left._tag === 'NotFound' ? missingLedger(sessionId, runId, emptyLedgerSnapshot) : read
     const snapshot = read.right
     if (snapshot.problem === null && snapshot.tornTail === null) {
       committed.set(path, { rows: snapshot.highWater, bytes: snapshot.committedBytes })
     }
     return E.right(snapshot)
+  }
+
+  // A missing ledger is the empty ledger of an existing run, else the run's NotFound.
+  const missingLedger = async <A>(sessionId: string, runId: string, empty: A): Outcome<A> => {
+    const headerPath = runHeaderPath(dataDir, sessionId, runId)
+    const header = await pathExists(context, headerPath)
+    if (E.isLeft(header)) return header
+    return header.right ? E.right(empty) : E.left(notFound(headerPath))
+  }
+
+  const foldLocked = async (
+    sessionId: string,
+    runId: string,
+    onEvent: (event: RuntimeEvent) => void,
+  ): Outcome<LedgerScan> => {
+    const path = ledgerPath(dataDir, sessionId, runId)
+    const scan = await foldLedgerFile(context, path, { sessionId, runId }, onEvent)
+    if (E.isLeft(scan)) return scan.left._tag === 'NotFound' ? missingLedger(sessionId, runId, emptyLedgerScan) : scan
+    if (scan.right.problem === null && scan.right.tornTail === null) {
+      committed.set(path, { rows: scan.right.highWater, bytes: scan.right.committedBytes })
+    }
+    return scan
+  }
+
+  const replayUnlocked = async (
+    sessionId: string,
+    runId: string,
+    expected: ReplayExpectation,
+    onRows: (events: ReadonlyArray<RuntimeEvent>) => void | Promise<void>,
+  ): Outcome<void> => {
+    const path = ledgerPath(dataDir, sessionId, runId)
+    const replayed = await replayLedgerFile(context, path, { sessionId, runId }, expected, onRows)
+    if (E.isRight(replayed) || replayed.left._tag !== 'NotFound') return replayed
+    const missing = await missingLedger(sessionId, runId, undefined)
+    if (E.isLeft(missing)) return missing
+    if (expected.committedBytes > 0) return E.left(ledgerChanged(path, expected.committedBytes, 'fewer_bytes'))
+    return expected.digest === EMPTY_DIGEST
+      ? E.right(undefined)
+      : E.left(ledgerChanged(path, expected.committedBytes, 'different_bytes'))
   }
 
   // Decides how many rows are committed right now, using the cache only when the file size agrees.
@@ -242,6 +308,28 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
         },
         () => `read the ledger of run ${runId} in session ${sessionId}`,
       ),
+    fold: (sessionId, runId, onEvent) =>
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          return serialized(runDir(dataDir, sessionId, runId), () => foldLocked(sessionId, runId, onEvent))
+        },
+        () => `fold the ledger of run ${runId} in session ${sessionId}`,
+      ),
+    replay: (sessionId, runId, expected, onRows) =>
+      toTask(
+        async () => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const checked = checkReplayExpectation(expected)
+          if (E.isLeft(checked)) return checked
+          // Not queued behind writes: the committed prefix never changes under an append (a repair
+          // truncates only after it), and a slow consumer must not hold this process's appends.
+          return replayUnlocked(sessionId, runId, expected, onRows)
+        },
+        () => `replay the ledger of run ${runId} in session ${sessionId}`,
+      ),
     readLastRow: (sessionId, runId) =>
       toTask(
         async () => {
@@ -259,6 +347,36 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
         () => `read the last row of the ledger of run ${runId} in session ${sessionId}`,
       ),
   }
+}
+
+/**
+ * What `fold` reports for a ledger file that does not exist yet (its run header does).
+ * @category constructors
+ */
+export const emptyLedgerScan: LedgerScan = Object.freeze({
+  rows: 0,
+  highWater: 0,
+  committedBytes: 0,
+  tornTail: null,
+  problem: null,
+  digest: EMPTY_DIGEST,
+})
+
+/**
+ * Checks what a replay is asked to find: a byte count and a lowercase hex SHA-256.
+ * @category guards
+ */
+export const checkReplayExpectation = (expected: ReplayExpectation): E.Either<StoreError, ReplayExpectation> => {
+  if (typeof expected !== 'object' || expected === null) {
+    return E.left(invalidRecord('ReplayExpectation', 'not an object'))
+  }
+  if (!Number.isSafeInteger(expected.committedBytes) || expected.committedBytes < 0) {
+    return E.left(invalidRecord('ReplayExpectation', 'committedBytes is not a byte count'))
+  }
+  if (typeof expected.digest !== 'string' || !/^[0-9a-f]{64}$/.test(expected.digest)) {
+    return E.left(invalidRecord('ReplayExpectation', 'digest is not a lowercase hex SHA-256'))
+  }
+  return E.right(expected)
 }
 
 /**

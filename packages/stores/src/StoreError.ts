@@ -65,6 +65,20 @@ export interface LedgerUnreadable {
 }
 
 /**
+ * A second read of a ledger's committed prefix (`RuntimeEventStore.replay`) did not find the bytes
+ * the first read (`fold`) hashed: fewer of them, other bytes, or a row that no longer decodes.
+ * Nothing the replay handed over may be trusted. `committedBytes` is what the first read committed.
+ * @category errors
+ */
+export interface LedgerChanged {
+  readonly _tag: 'LedgerChanged'
+  readonly path: string
+  readonly committedBytes: number
+  readonly reason: 'fewer_bytes' | 'different_bytes'
+  readonly message: string
+}
+
+/**
  * A run header already exists at this path; it was left untouched.
  * @category errors
  */
@@ -185,6 +199,7 @@ export type StoreError =
   | NotFound
   | Unreadable
   | LedgerUnreadable
+  | LedgerChanged
   | RunAlreadyExists
   | SessionAlreadyExists
   | ClaimConflict
@@ -257,6 +272,26 @@ export const ledgerUnreadable = (path: string, problem: LedgerProblem): LedgerUn
     problem._tag === 'Unreadable'
       ? `${path} is unreadable at line ${problem.line} (${problem.reason}); appends are refused`
       : `${path} line ${problem.line} has another ${problem.field}; appends are refused`,
+})
+
+/**
+ * Builds a `LedgerChanged` error; its sentence never quotes a row.
+ * @category constructors
+ */
+export const ledgerChanged = (
+  path: string,
+  committedBytes: number,
+  reason: LedgerChanged['reason'],
+): LedgerChanged => ({
+  _tag: 'LedgerChanged',
+  path,
+  committedBytes,
+  reason,
+  message: `the ledger changed between two reads of its committed rows: ${path} ${
+    reason === 'fewer_bytes'
+      ? `no longer holds the ${committedBytes} bytes read before`
+      : `differs within the first ${committedBytes} bytes read before`
+  }; nothing read from it may be trusted`,
 })
 
 /**
@@ -349,6 +384,19 @@ export const ioFailed = (operation: string, path: string, cause: unknown): IoFai
     `${operation} ${path}`,
   )
 }
+
+/**
+ * The `IoFailed` of a consumer that a fold or replay handed rows to and that threw or rejected
+ * (operation `deliver`): its errno name when it has one (`EPIPE`), else `CONSUMER_FAILED`. Its own
+ * words are never repeated, as they may quote what it was handed.
+ * @category constructors
+ */
+export const consumerFailed = (path: string, cause: unknown): IoFailed =>
+  ioFailed(
+    'deliver',
+    path,
+    Object.assign(new Error('the consumer of the rows failed'), { code: errnoCode(cause) ?? 'CONSUMER_FAILED' }),
+  )
 
 /**
  * Names what the store was doing when an fs step failed; other errors pass unchanged.

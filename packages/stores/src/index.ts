@@ -14,16 +14,23 @@ export {
   type RuntimeEventStore,
   type AppendOptions,
   type AppendResult,
+  type ReplayExpectation,
+  checkReplayExpectation,
+  emptyLedgerScan,
   encodeRuntimeEventRow,
 } from './RuntimeEventStore.js'
 export {
   type LedgerSnapshot,
+  type LedgerScan,
+  type LedgerScanner,
+  type LedgerSink,
   type LedgerProblem,
   type LedgerIdentity,
   type TornTail,
   type LedgerRowReader,
   emptyLedgerSnapshot,
   scanLedger,
+  makeLedgerScanner,
   makeLedgerRowReader,
 } from './LedgerSnapshot.js'
 export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
@@ -36,6 +43,7 @@ export {
   type NotFound,
   type Unreadable,
   type LedgerUnreadable,
+  type LedgerChanged,
   type RunAlreadyExists,
   type SessionAlreadyExists,
   type ClaimConflict,
@@ -52,6 +60,7 @@ export {
   notFound,
   unreadable,
   ledgerUnreadable,
+  ledgerChanged,
   runAlreadyExists,
   sessionAlreadyExists,
   claimConflict,
@@ -60,6 +69,7 @@ export {
   highWaterConflict,
   eventIdentityMismatch,
   ioFailed,
+  consumerFailed,
   withSubject,
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'

@@ -1,6 +1,6 @@
 /**
  * Fuzzing the ledger store on real files (issue 9): committed rows plus hostile bytes on disk, read
- * through `RuntimeEventStore.read` and then appended to. A read changes no byte, ever; it reports
+ * through `RuntimeEventStore.read` (and `fold` and `replay`) and then appended to. A read changes no byte, ever; it reports
  * what `scanLedger` reports over the same bytes; an append truncates a torn tail and nothing else,
  * and refuses — changing nothing — when the ledger has a problem. Then 50 MB rows, whole and cut.
  */
@@ -61,6 +61,22 @@ describe('RuntimeEventStore under fuzzing', () => {
           expect(sha(await readFile(path))).toBe(sha(bytes))
           expect(snapshot).toEqual(scanLedger(bytes, identity))
           expect(snapshot.events.slice(0, 3)).toEqual(rows.slice(0, 3))
+          // A fold answers the same without keeping a row, and hashes exactly the committed bytes.
+          const handed: Array<unknown> = []
+          const scan = await value(stores.events.fold(sessionId, runId, (event) => handed.push(event)))
+          const { events, ...rest } = snapshot
+          expect(handed).toEqual(events)
+          expect(scan).toEqual({
+            rows: events.length,
+            ...rest,
+            digest: sha(bytes.subarray(0, snapshot.committedBytes)),
+          })
+          const replayed: Array<unknown> = []
+          const again = await stores.events.replay(sessionId, runId, scan, (batch) => {
+            replayed.push(...batch)
+          })()
+          expect(again._tag).toBe('Right')
+          expect(replayed).toEqual(events)
           // A second store instance reads the same, and still nothing changed.
           expect(await value(makeFileStores(stores.dataDir).events.read(sessionId, runId))).toEqual(snapshot)
           expect(sha(await readFile(path))).toBe(sha(bytes))

@@ -1,15 +1,25 @@
 /**
- * Reads a ledger file into a snapshot by streaming it through one reusable buffer: each read's
- * complete rows are scanned at once and only the partial last row is carried over, so memory stays
- * at the decoded events plus one buffer instead of the whole file plus the events.
+ * Reads a ledger file by streaming it through one reusable buffer: each read's complete rows are
+ * scanned at once and only the partial last row is carried over, so memory stays at one buffer plus
+ * what the scan keeps — the decoded events for a snapshot, only their ids for a fold or a replay.
  *
  * It reads what `readFile` would: up to the size `fstat` reported when the file was opened (an
- * append racing with the read is left for the next read), or to EOF when that size is 0.
+ * append racing with the read is left for the next read), or to EOF when that size is 0. A replay
+ * reads exactly the committed prefix its fold reported, and hashes it again to prove it unchanged.
  */
+import { createHash, type Hash } from 'node:crypto'
 import { constants } from 'node:fs'
+import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
-import { makeLedgerScanner, type LedgerIdentity, type LedgerSnapshot } from '../LedgerSnapshot.js'
-import { ioFailed, notFound } from '../StoreError.js'
+import {
+  makeLedgerScanner,
+  type LedgerIdentity,
+  type LedgerScan,
+  type LedgerScanner,
+  type LedgerSink,
+  type LedgerSnapshot,
+} from '../LedgerSnapshot.js'
+import { consumerFailed, ioFailed, ledgerChanged, notFound } from '../StoreError.js'
 import type { StoreFile } from '../StoreFs.js'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
 
@@ -17,19 +27,119 @@ import { isErrno, openConfined, type Outcome, type StoreContext } from './durabl
 const CHUNK_BYTES = 1 << 20
 
 /**
+ * What a replay must find again: the committed prefix a fold reported.
+ * @category models
+ */
+export interface ReplayExpectation {
+  readonly committedBytes: number
+  readonly digest: string
+}
+
+/**
  * Reads and scans a ledger: missing → `NotFound`, any other failure → `IoFailed('read')`.
  * @category constructors
  */
-export const readLedgerFile = async (
+export const readLedgerFile = (
   context: StoreContext,
   path: string,
   identity: LedgerIdentity,
-): Outcome<LedgerSnapshot> => {
+): Outcome<LedgerSnapshot> =>
+  withLedger(context, path, async (handle) => {
+    const scanner = makeLedgerScanner(identity)
+    const { tail } = await streamHandle(handle, null, scanner, null, null)
+    return E.right(scanner.snapshot(tail))
+  })
+
+/**
+ * Reads and scans a ledger like `readLedgerFile`, handing each row to `onEvent` instead of keeping
+ * it and hashing the committed bytes as they pass. A throwing `onEvent` stops the read:
+ * `IoFailed('deliver')`.
+ * @category constructors
+ */
+export const foldLedgerFile = (
+  context: StoreContext,
+  path: string,
+  identity: LedgerIdentity,
+  onEvent: (event: RuntimeEvent) => void,
+): Outcome<LedgerScan> =>
+  withLedger(context, path, async (handle) => {
+    const consumer = guardConsumer(onEvent)
+    const scanner = makeLedgerScanner(identity, consumer.sink)
+    const digest = makeCommittedDigest()
+    try {
+      const { tail } = await streamHandle(handle, null, scanner, digest, null)
+      return E.right(scanner.ledgerScan(tail, digest.digest(scanner.committedBytes())))
+    } catch (cause) {
+      if (consumer.failed()) return E.left(consumerFailed(path, consumer.cause()))
+      throw cause
+    }
+  })
+
+/**
+ * Reads exactly `expected.committedBytes` bytes of a ledger again, handing the rows of each read
+ * chunk to `onRows` (awaited before the next read), then checks them against `expected.digest`:
+ * fewer bytes, a prefix that does not end a row, or another digest → `LedgerChanged`. Missing →
+ * `NotFound`; a rejected `onRows` stops the replay: `IoFailed('deliver')`.
+ * @category constructors
+ */
+export const replayLedgerFile = (
+  context: StoreContext,
+  path: string,
+  identity: LedgerIdentity,
+  expected: ReplayExpectation,
+  onRows: (events: ReadonlyArray<RuntimeEvent>) => void | Promise<void>,
+): Outcome<void> =>
+  withLedger(context, path, async (handle) => {
+    let batch: Array<RuntimeEvent> = []
+    // A flag, not the cause: a consumer may reject with anything, `undefined` included.
+    const delivery: { failed: boolean; cause: unknown } = { failed: false, cause: undefined }
+    const scanner = makeLedgerScanner(identity, (event) => {
+      batch.push(event)
+    })
+    const digest = makeCommittedDigest()
+    const deliver = async (): Promise<boolean> => {
+      if (batch.length === 0) return true
+      const rows = batch
+      batch = []
+      try {
+        await onRows(rows)
+        return true
+      } catch (cause) {
+        delivery.failed = true
+        delivery.cause = cause
+        return false
+      }
+    }
+    const { total } = await streamHandle(handle, expected.committedBytes, scanner, digest, deliver)
+    if (delivery.failed) return E.left(consumerFailed(path, delivery.cause))
+    if (total < expected.committedBytes) return E.left(ledgerChanged(path, expected.committedBytes, 'fewer_bytes'))
+    const committed = scanner.committedBytes()
+    if (committed !== expected.committedBytes || digest.digest(committed) !== expected.digest) {
+      return E.left(ledgerChanged(path, expected.committedBytes, 'different_bytes'))
+    }
+    return E.right(undefined)
+  })
+
+/**
+ * The digest of zero bytes: what a fold of a ledger that does not exist yet reports.
+ * @category constructors
+ */
+export const EMPTY_DIGEST = createHash('sha256').digest('hex')
+
+// -------------------------------------------------------------------------------------
+// internal
+// -------------------------------------------------------------------------------------
+
+const withLedger = async <A>(
+  context: StoreContext,
+  path: string,
+  body: (handle: StoreFile) => Outcome<A>,
+): Outcome<A> => {
   const opened = await openConfined(context, 'read', path, constants.O_RDONLY)
   if (E.isLeft(opened)) return isErrno(opened.left, 'ENOENT') ? E.left(notFound(path)) : opened
   const handle = opened.right
   try {
-    return E.right(await scanHandle(handle, identity))
+    return await body(handle)
   } catch (cause) {
     return E.left(ioFailed('read', path, cause))
   } finally {
@@ -38,31 +148,96 @@ export const readLedgerFile = async (
   }
 }
 
-const scanHandle = async (handle: StoreFile, identity: LedgerIdentity): Promise<LedgerSnapshot> => {
-  const { size } = await handle.stat()
-  const scanner = makeLedgerScanner(identity)
-  let buffer = Buffer.allocUnsafe(size > 0 ? Math.min(size, CHUNK_BYTES) : CHUNK_BYTES)
+const guardConsumer = (onEvent: (event: RuntimeEvent) => void) => {
+  let failed = false
+  let cause: unknown = null
+  const sink: LedgerSink = (event) => {
+    try {
+      onEvent(event)
+    } catch (thrown) {
+      failed = true
+      cause = thrown
+      throw thrown
+    }
+  }
+  return { sink, failed: () => failed, cause: () => cause }
+}
+
+/**
+ * The SHA-256 of the committed prefix, fed with the bytes the scanner consumes in file order. The
+ * scanner may consume bytes that are not committed yet (a bad row it drops without carrying it);
+ * they are fed too, in case a newline commits them later, and the hash state at the last committed
+ * byte is kept aside for the case it never comes.
+ */
+interface CommittedDigest {
+  /** `consumed` bytes at the front of `bytes` were consumed; `committed` is the scanner's count after. */
+  feed(bytes: Buffer, consumed: number, committed: number): void
+  digest(committed: number): string
+}
+
+const makeCommittedDigest = (): CommittedDigest => {
+  const hash = createHash('sha256')
+  let fed = 0
+  let atCommit: Hash | null = null
+  return {
+    feed: (bytes, consumed, committed) => {
+      if (consumed === 0) return
+      const split = committed - fed
+      if (split >= consumed) {
+        hash.update(bytes.subarray(0, consumed))
+        atCommit = null
+      } else if (split >= 0) {
+        if (split > 0) hash.update(bytes.subarray(0, split))
+        atCommit = hash.copy()
+        hash.update(bytes.subarray(split, consumed))
+      } else {
+        // The commit point has not moved since `atCommit` was taken.
+        hash.update(bytes.subarray(0, consumed))
+      }
+      fed += consumed
+    },
+    digest: (committed) => {
+      if (fed === committed) return hash.digest('hex')
+      if (atCommit === null || committed > fed) throw new Error('bug: the committed digest lost its place')
+      return atCommit.digest('hex')
+    },
+  }
+}
+
+const streamHandle = async (
+  handle: StoreFile,
+  limit: number | null,
+  scanner: LedgerScanner,
+  digest: CommittedDigest | null,
+  afterChunk: (() => Promise<boolean>) | null,
+): Promise<{ readonly total: number; readonly tail: number }> => {
+  // Without a limit, the size `fstat` reports; a size of 0 (a file some filesystems cannot size) reads to EOF.
+  const size = limit ?? (await handle.stat()).size
+  const toEof = limit === null && size === 0
+  let buffer = Buffer.allocUnsafe(toEof ? CHUNK_BYTES : Math.min(size, CHUNK_BYTES))
   let filled = 0
   let total = 0
   for (;;) {
-    if (filled === buffer.length) {
+    const length = toEof ? buffer.length - filled : Math.min(buffer.length - filled, size - total)
+    if (length === 0 && (toEof || total < size) && buffer.length > 0) {
       // No newline in a whole buffer: one row is longer than it.
       const larger = Buffer.allocUnsafe(buffer.length * 2)
       buffer.copy(larger, 0, 0, filled)
       buffer = larger
+      continue
     }
-    const room = buffer.length - filled
-    const length = size > 0 ? Math.min(room, size - total) : room
     if (length === 0) break
     const { bytesRead } = await handle.read(buffer, filled, length, null)
     if (bytesRead === 0) break
     filled += bytesRead
     total += bytesRead
     const consumed = scanner.scan(buffer.subarray(0, filled))
+    digest?.feed(buffer, consumed, scanner.committedBytes())
     if (consumed > 0) {
       buffer.copy(buffer, 0, consumed, filled)
       filled -= consumed
     }
+    if (afterChunk !== null && !(await afterChunk())) break
   }
-  return scanner.snapshot(filled)
+  return { total, tail: filled }
 }
