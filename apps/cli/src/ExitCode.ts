@@ -52,3 +52,13 @@ export class WriteFailedError extends Error {
 export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError'
 }
+
+/**
+ * A plan's history could not be read again as it was planned (its rows changed between the two
+ * reads, or could not be read): the JSON printed so far is cut off before its end and must not be
+ * used. Printed as one line on stderr, exit 1.
+ * @category errors
+ */
+export class HistoryChangedError extends Error {
+  override readonly name = 'HistoryChangedError'
+}

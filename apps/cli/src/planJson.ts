@@ -8,6 +8,10 @@
  * history never becomes one string (V8 caps a string at ~512 MiB) and memory stays at one chunk.
  */
 import type { RuntimeEvent } from '@maka/events'
+import type { PlanOutline } from '@maka/executor'
+import type { ContinuationOutline } from '@maka/planner'
+import * as E from 'fp-ts/lib/Either.js'
+import { HistoryChangedError } from './ExitCode.js'
 
 /**
  * Where `sourceRuntimeContext` sits inside the printed `runtimeContext`.
@@ -67,15 +71,89 @@ export interface PlanJsonLayout {
 }
 
 /**
+ * Events to print in place of a marker: how many, and a pass that hands them over in order.
+ * @category models
+ */
+interface EventStream {
+  readonly count: number
+  readonly each: (onEvents: (events: ReadonlyArray<RuntimeEvent>) => Promise<void>) => Promise<void>
+}
+
+const arrayStream = (events: ReadonlyArray<RuntimeEvent>): EventStream => ({
+  count: events.length,
+  each: (onEvents) => onEvents(events),
+})
+
+const isOutline = (value: unknown): value is ContinuationOutline =>
+  typeof value === 'object' && value !== null && Array.isArray((value as Partial<ContinuationOutline>).replay)
+
+// The skeleton's text with each stream's events printed in place of its marker, a chunk at a time.
+const writeSkeleton = async (
+  sink: JsonSink,
+  skeleton: string,
+  streams: ReadonlyArray<EventStream>,
+  compact: boolean,
+): Promise<void> => {
+  let pending = ''
+  const flush = async () => {
+    if (pending.length === 0) return
+    const chunk = pending
+    pending = ''
+    if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()))
+  }
+  const emit = async (text: string) => {
+    pending += text
+    if (pending.length >= CHUNK_CHARS) await flush()
+  }
+
+  let rest = skeleton
+  for (const [n, stream] of streams.entries()) {
+    const at = rest.indexOf(marker(n))
+    const lineStart = rest.lastIndexOf('\n', at) + 1
+    const indent = compact ? '' : ' '.repeat(rest.slice(lineStart).search(/\S/))
+    const itemIndent = compact ? '' : `${indent}  `
+    const newline = compact ? '' : '\n'
+    await emit(rest.slice(0, at))
+    if (stream.count === 0) await emit('[]')
+    else {
+      await emit(`[${newline}`)
+      // Events are stringified a line of EVENTS_PER_LINE at a time: one JSON.stringify per event costs
+      // a quarter more, and an await per event ~0.2 s per million; only a full chunk waits.
+      let printed = 0
+      let line: Array<RuntimeEvent> = []
+      const printLine = async () => {
+        printed += line.length
+        const text = JSON.stringify(line).slice(1, -1)
+        line = []
+        pending += `${itemIndent}${text}${printed >= stream.count ? newline : `,${newline}`}`
+        if (pending.length >= CHUNK_CHARS) await flush()
+      }
+      await stream.each(async (events) => {
+        for (const event of events) {
+          line.push(event)
+          if (line.length === EVENTS_PER_LINE) await printLine()
+        }
+      })
+      if (line.length > 0) await printLine()
+      if (printed !== stream.count) throw new HistoryChangedError('the replay history holds other events than planned')
+      await emit(`${indent}]`)
+    }
+    rest = rest.slice(at + marker(n).length)
+  }
+  await emit(`${rest}\n`)
+  await flush()
+}
+
+/**
  * Writes `value` as JSON followed by a newline (indented unless `compact`), streaming every
  * continuation's history.
  * @category constructors
  */
 export const writePlanJson = async (sink: JsonSink, value: unknown, layout: PlanJsonLayout = {}): Promise<void> => {
   const compact = layout.compact === true
-  const streams: Array<ReadonlyArray<RuntimeEvent>> = []
+  const streams: Array<EventStream> = []
   const stream = (events: ReadonlyArray<RuntimeEvent>): string => {
-    streams.push(events)
+    streams.push(arrayStream(events))
     return `\u0000stream ${streams.length - 1}\u0000`
   }
   // The skeleton is small: each history is a marker, filled in while writing.
@@ -92,40 +170,48 @@ export const writePlanJson = async (sink: JsonSink, value: unknown, layout: Plan
     },
     compact ? undefined : 2,
   )
-  let pending = ''
-  const flush = async () => {
-    if (pending.length === 0) return
-    const chunk = pending
-    pending = ''
-    if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()))
-  }
-  const emit = async (text: string) => {
-    pending += text
-    if (pending.length >= CHUNK_CHARS) await flush()
-  }
+  await writeSkeleton(sink, skeleton, streams, compact)
+}
 
-  let rest = skeleton
-  for (const [n, events] of streams.entries()) {
-    const at = rest.indexOf(marker(n))
-    const lineStart = rest.lastIndexOf('\n', at) + 1
-    const indent = compact ? '' : ' '.repeat(rest.slice(lineStart).search(/\S/))
-    const itemIndent = compact ? '' : `${indent}  `
-    const newline = compact ? '' : '\n'
-    await emit(rest.slice(0, at))
-    if (events.length === 0) await emit('[]')
-    else {
-      await emit(`[${newline}`)
-      // Events are stringified a line of EVENTS_PER_LINE at a time: one JSON.stringify per event costs
-      // a quarter more, and an await per event ~0.2 s per million; only a full chunk waits.
-      for (let i = 0; i < events.length; i += EVENTS_PER_LINE) {
-        const line = JSON.stringify(events.slice(i, i + EVENTS_PER_LINE)).slice(1, -1)
-        pending += `${itemIndent}${line}${i + EVENTS_PER_LINE >= events.length ? newline : `,${newline}`}`
-        if (pending.length >= CHUNK_CHARS) await flush()
+/**
+ * Writes an outlined plan as {@link writePlanJson} writes the same plan whole — the same text —
+ * reading each segment of the history again as it prints it. Rejects with
+ * {@link HistoryChangedError} when a segment cannot be read again as planned; the output is then
+ * cut off before its end.
+ * @category constructors
+ */
+export const writeOutlinedPlanJson = async (
+  sink: JsonSink,
+  outline: PlanOutline,
+  layout: PlanJsonLayout = {},
+): Promise<void> => {
+  const compact = layout.compact === true
+  const streams: Array<EventStream> = []
+  const skeleton = JSON.stringify(
+    outline.plan,
+    (_key, v: unknown) => {
+      if (!isOutline(v)) return v
+      const { replay, safetySnapshot, ...head } = v
+      const count = replay.reduce((sum, segment) => sum + segment.count, 0)
+      const own = replay.at(-1)?.count ?? 0
+      streams.push({
+        count,
+        each: async (onEvents) => {
+          for (const segment of replay) {
+            const read = await outline.replay(segment, onEvents)
+            if (E.isLeft(read)) throw new HistoryChangedError(read.left.message)
+          }
+        },
+      })
+      const reference: SourceContextReference = { runtimeContextOffset: count - own, count: own }
+      return {
+        ...head,
+        runtimeContext: `\u0000stream ${streams.length - 1}\u0000`,
+        sourceRuntimeContext: reference,
+        safetySnapshot,
       }
-      await emit(`${indent}]`)
-    }
-    rest = rest.slice(at + marker(n).length)
-  }
-  await emit(`${rest}\n`)
-  await flush()
+    },
+    compact ? undefined : 2,
+  )
+  await writeSkeleton(sink, skeleton, streams, compact)
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { isProviderChoiceError } from '@maka/providers'
-import { BadInputError, ExitCode, StoreUnavailableError, WriteFailedError } from './ExitCode.js'
+import { BadInputError, ExitCode, HistoryChangedError, StoreUnavailableError, WriteFailedError } from './ExitCode.js'
 import {
   type GlobalFlags,
   DEMO_CRASH_POINTS,
@@ -359,6 +359,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
     }
     if (error instanceof WriteFailedError || error instanceof StoreUnavailableError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
+      return ExitCode.failed
+    }
+    if (error instanceof HistoryChangedError) {
+      process.stderr.write(`maka: the plan's history could not be printed whole: ${oneLine(error.message)}\n`)
       return ExitCode.failed
     }
     const message = error instanceof Error ? error.message : String(error)

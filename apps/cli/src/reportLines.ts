@@ -5,7 +5,7 @@
  */
 import { ExecutionRejectionSentences, describeParkReason, isExecutionRejection } from '@maka/events'
 import type { ContinuationResult, RecoveryAction } from '@maka/executor'
-import type { ContinuationPlan } from '@maka/planner'
+import type { Continuation, ContinuationOutline, ContinuationPlan, OutlinedPlan } from '@maka/planner'
 import type { Style } from './Style.js'
 import { failedWriteSentence } from './writeFailure.js'
 
@@ -26,11 +26,17 @@ export const recoveryLine = (action: RecoveryAction): string => {
 export const sentenceOf = (code: string): string =>
   isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
 
+// How many events a continuation replays, and how many of them are the source run's own.
+const historySize = (c: Continuation | ContinuationOutline): { readonly all: number; readonly own: number } =>
+  'replay' in c
+    ? { all: c.replay.reduce((sum, segment) => sum + segment.count, 0), own: c.replay.at(-1)?.count ?? 0 }
+    : { all: c.runtimeContext.length, own: c.sourceRuntimeContext.length }
+
 /**
  * A plan as a few lines: the disposition, the boundary, and every reason with its sentence.
  * @category constructors
  */
-export const planLines = (plan: ContinuationPlan, style: Style): ReadonlyArray<string> => {
+export const planLines = (plan: ContinuationPlan | OutlinedPlan, style: Style): ReadonlyArray<string> => {
   const lines: Array<string> = []
   const boundary =
     plan.sourceRunId === null
@@ -40,9 +46,8 @@ export const planLines = (plan: ContinuationPlan, style: Style): ReadonlyArray<s
     const c = plan.continuation
     lines.push(`${style.green('continue')} — ${boundary}`)
     lines.push(`continuation run ${c.runId} (turn ${c.turnId}, invocation ${c.invocationId})`)
-    lines.push(
-      `replay history: ${c.runtimeContext.length} events (${c.sourceRuntimeContext.length} from the source run)`,
-    )
+    const size = historySize(c)
+    lines.push(`replay history: ${size.all} events (${size.own} from the source run)`)
     lines.push(`workspace: ${c.safetySnapshot.workspaceIdentity}`)
     lines.push(`tools: ${c.safetySnapshot.availableToolNames.join(', ')}`)
   } else {

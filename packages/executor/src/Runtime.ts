@@ -1,8 +1,9 @@
 /**
  * The runtime's interface and the results of its operations.
  */
-import type { TerminalRunStatus } from '@maka/events'
-import type { ContinuationPlan } from '@maka/planner'
+import type { RuntimeEvent, TerminalRunStatus } from '@maka/events'
+import type { ContinuationPlan, OutlinedPlan, ReplaySegment } from '@maka/planner'
+import type * as E from 'fp-ts/lib/Either.js'
 import type { StoreError } from '@maka/stores'
 import type { RecoveryReport } from './RecoveryAction.js'
 import type { ContinuationRejectionCode } from './RuntimeDeps.js'
@@ -83,12 +84,47 @@ export type ContinuationResult =
     }
 
 /**
+ * Why a segment of a planned history could not be streamed again: its rows changed since they were
+ * planned (the store's digest of their bytes, or their count), or could not be read. Nothing handed
+ * over before it may be trusted.
+ * @category models
+ */
+export interface ReplayFailure {
+  readonly _tag: 'ReplayFailed'
+  readonly runId: string
+  /** A sentence safe for a log line: never a row's content. */
+  readonly message: string
+}
+
+/**
+ * A plan that holds no ledger: its history as segments, and a way to stream a segment's events.
+ * @category models
+ */
+export interface PlanOutline {
+  readonly plan: OutlinedPlan
+  /**
+   * Streams the events of one segment of `plan`'s history, in order and in batches, awaiting each
+   * `onEvents`: the run's committed rows read again, checked against what planning read, filtered
+   * to the replay. Resolves Right only when every event was handed over and the rows were unchanged.
+   */
+  replay(
+    segment: ReplaySegment,
+    onEvents: (events: ReadonlyArray<RuntimeEvent>) => void | Promise<void>,
+  ): Promise<E.Either<ReplayFailure, void>>
+}
+
+/**
  * The runtime's operations.
  * @category models
  */
 export interface Runtime {
   runTurn(request: TurnRequest): Promise<TurnResult>
   plan(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationPlan>
+  /**
+   * The same plan without holding a ledger (planning folds every ledger as it streams): for a
+   * caller that prints the history, not one that executes it.
+   */
+  planOutline(request: { readonly sessionId: string; readonly runId?: string }): Promise<PlanOutline>
   execute(plan: ContinuationPlan): Promise<ContinuationResult>
   /** Plans the latest safe boundary and executes it when the plan says continue. */
   resume(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationResult>

@@ -38,7 +38,14 @@ export {
 } from './decideContinuation.js'
 export { type RunTerminal, decideTerminal } from './decideTerminal.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
-export { type TurnRequest, type TurnResult, type ContinuationResult, type Runtime } from './Runtime.js'
+export {
+  type TurnRequest,
+  type TurnResult,
+  type ContinuationResult,
+  type ReplayFailure,
+  type PlanOutline,
+  type Runtime,
+} from './Runtime.js'
 export { makeRuntime } from './makeRuntime.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
 export {

@@ -4,10 +4,14 @@
  * writes are decided as data (`decide*.ts`) and carried out by one performer (`performWrites.ts`)
  * in the order the executor contract fixes; the source ledger of a continuation is only ever read.
  */
-import { makeRuntimeContinuationPlanner } from '@maka/planner'
+import { type ContinuationPlan, type OutlinedPlan, makeRuntimeContinuationPlanner } from '@maka/planner'
+import type { LedgerScan } from '@maka/stores'
+import { pipe } from 'fp-ts/lib/function.js'
+import * as TE from 'fp-ts/lib/TaskEither.js'
 import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
 import { plannerHostPort, plannerStorePort } from './portAdapters.js'
+import { replaySegment } from './replaySegment.js'
 import type { Runtime } from './Runtime.js'
 import type { RuntimeDeps } from './RuntimeDeps.js'
 import { makeRunContext } from './runContext.js'
@@ -22,8 +26,7 @@ export type { TurnRequest, TurnResult, ContinuationResult, Runtime } from './Run
  */
 export const makeRuntime = (deps: RuntimeDeps): Runtime => {
   const ctx = makeRunContext(deps)
-  const planner = makeRuntimeContinuationPlanner({
-    store: plannerStorePort(deps.stores),
+  const plannerDeps = {
     host: plannerHostPort(deps.stores, deps.inspector),
     ids: {
       newContinuationIds: () => ({
@@ -33,26 +36,58 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       }),
     },
     safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
-  })
+  }
+  const storePort = plannerStorePort(deps.stores)
+  const planner = makeRuntimeContinuationPlanner({ ...plannerDeps, store: storePort })
 
-  const plan: Runtime['plan'] = async (request) => {
-    const result = await planner.plan(request)()
+  const announce = (sessionId: string, result: OutlinedPlan | ContinuationPlan): void => {
     if (result.disposition === 'continue' && result.continuation !== undefined) {
       emitSafely(deps.sink, {
         type: 'plan_approved',
-        sessionId: request.sessionId,
+        sessionId,
         sourceRunId: result.continuation.sourceRunId,
         targetRunId: result.continuation.runId,
       })
     } else {
       emitSafely(deps.sink, {
         type: 'plan_parked',
-        sessionId: request.sessionId,
+        sessionId,
         sourceRunId: result.sourceRunId,
         rejectionReasons: result.rejectionReasons,
       })
     }
+  }
+
+  const plan: Runtime['plan'] = async (request) => {
+    const result = await planner.plan(request)()
+    announce(request.sessionId, result)
     return result
+  }
+
+  const planOutline: Runtime['planOutline'] = async (request) => {
+    // What each fold read, for the second read to prove the same bytes are there.
+    const scans = new Map<string, LedgerScan>()
+    const outliner = makeRuntimeContinuationPlanner({
+      ...plannerDeps,
+      store: {
+        ...storePort,
+        foldLedger: (sessionId, runId, onEvent) =>
+          pipe(
+            deps.stores.events.fold(sessionId, runId, onEvent),
+            TE.map((scan) => {
+              scans.set(runId, scan)
+              return scan
+            }),
+          ),
+      },
+    })
+    const result = await outliner.outline(request)()
+    announce(request.sessionId, result)
+    return {
+      plan: result,
+      replay: (segment, onEvents) =>
+        replaySegment(deps.stores, request.sessionId, scans.get(segment.runId), segment, onEvents),
+    }
   }
 
   const execute = makeExecuteContinuation(ctx)
@@ -69,5 +104,5 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     ...ctx.ownership,
   })
 
-  return { runTurn: makeRunTurn(ctx), plan, execute, resume, recover, cancel: ctx.guard.cancel }
+  return { runTurn: makeRunTurn(ctx), plan, planOutline, execute, resume, recover, cancel: ctx.guard.cancel }
 }

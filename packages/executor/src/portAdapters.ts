@@ -26,6 +26,7 @@ export const plannerStorePort = (stores: StorePorts): PlannerStorePort => ({
   listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
   readRun: (sessionId, runId) => stores.runs.read(sessionId, runId),
   readLedger: (sessionId, runId) => stores.events.read(sessionId, runId),
+  foldLedger: (sessionId, runId, onEvent) => stores.events.fold(sessionId, runId, onEvent),
   listClaims: (sessionId) => stores.claims.list(sessionId),
 })
 

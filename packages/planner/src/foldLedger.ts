@@ -159,18 +159,19 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
     const decision = event.actions?.permissionDecision
     if (decision !== undefined) openPermissions.delete(decision.requestId)
     if (!isModelVisible(event)) return
-    const mention: RowMention = { role: event.role, eventId: event.id }
     // Only what decides the replay is kept of a tool row: not the row, whose content may be large.
+    // (Literal objects: an object spread per row made V8 hold tens of MB more at the peak.)
     const candidate: ToolRowCandidate | null = isFunctionCallEvent(event)
-      ? { ...mention, side: 'callEventId', toolCallId: event.content.id }
+      ? { role: event.role, eventId: event.id, side: 'callEventId', toolCallId: event.content.id }
       : isFunctionResponseEvent(event)
-        ? { ...mention, side: 'responseEventId', toolCallId: event.content.id }
+        ? { role: event.role, eventId: event.id, side: 'responseEventId', toolCallId: event.content.id }
         : null
     if (candidate !== null) {
       if (firstPlain === undefined) toolRowsBeforeFirstPlain.push(candidate)
       toolRowsAfterLastPlain.push(candidate)
       return
     }
+    const mention: RowMention = { role: event.role, eventId: event.id }
     firstPlain ??= mention
     lastPlain = mention
     toolRowsAfterLastPlain = []

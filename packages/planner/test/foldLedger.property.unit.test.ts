@@ -1,4 +1,10 @@
-import { type RuntimeEvent, isFunctionCallEvent, isModelVisible, isTerminalEvent } from '@maka/events'
+import {
+  type RuntimeEvent,
+  isFunctionCallEvent,
+  isModelVisible,
+  isTerminalEvent,
+  makeNonEmptyStringUnsafe,
+} from '@maka/events'
 import { projectResumePlan } from '@maka/projection'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -53,8 +59,8 @@ const rows = fc
       return owner === 'own'
         ? event
         : owner === 'run'
-          ? { ...event, runId: 'run-other' }
-          : { ...event, sessionId: 'ses-other' }
+          ? { ...event, runId: makeNonEmptyStringUnsafe('run-other') }
+          : { ...event, sessionId: makeNonEmptyStringUnsafe('ses-other') }
     }),
   )
 

@@ -2,7 +2,8 @@
  * `maka resume plan [--session ID] [--run ID] [--json] [--no-recover]`: the startup recovery pass
  * (unless `--no-recover`), then a dry-run plan: the plan JSON of planner.md with `--json`, else a
  * summary with the human sentence of every reason. Exit 0 continue, 3 park (also for a data
- * directory with no session: `resume_candidate_missing`).
+ * directory with no session: `resume_candidate_missing`). No ledger is held: planning folds each
+ * one as it streams, and the JSON streams the history again from the ledgers (decision 97).
  */
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
@@ -11,7 +12,7 @@ import type { GlobalFlags, ResumePlanFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
-import { writePlanJson } from '../planJson.js'
+import { writeOutlinedPlanJson, writePlanJson } from '../planJson.js'
 import { openDataDir, say, startupRecovery } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
@@ -46,8 +47,10 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     verbose: workspace.verbose,
   })
   if (flags.recover) await startupRecovery(runtime, workspace.note, [sessionId])
-  const plan = await runtime.plan({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
-  if (flags.json === true) await writePlanJson(process.stdout, plan)
+  // Planning folds each ledger as it streams; the JSON reads the history again as it prints it.
+  const outline = await runtime.planOutline({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
+  const { plan } = outline
+  if (flags.json === true) await writeOutlinedPlanJson(process.stdout, outline)
   else {
     say(`Plan for session ${sessionId}:`)
     for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
