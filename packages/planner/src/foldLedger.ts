@@ -45,8 +45,11 @@ export interface FoldedLedger {
   readonly onlyTerminalRows: boolean
   /** The rest covers the prefix only: the first `limit` rows. */
   readonly prefixRows: number
-  /** Phase 0 of the prefix; its `isReplayed` is the replay. */
-  readonly projection: ProjectedPrefix
+  /**
+   * Phase 0 of the prefix, without its operations (nothing the gates read, and one per tool call);
+   * its `isReplayed` is the replay.
+   */
+  readonly projection: Omit<ProjectedPrefix, 'operations'>
   /** Permission requests without a later decision: request id → the request row's id. */
   readonly openPermissions: ReadonlyMap<string, string>
   /** Rows whose session, invocation, run or turn id is not the header's (gate 3). */
@@ -185,11 +188,9 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
       if (rows <= limit) addToPrefix(event, rows)
     },
     finish: () => {
-      const projection = projector.finish(options.projection)
+      const { operations, ...projection } = projector.finish(options.projection)
       const complete = new Map(
-        projection.operations.flatMap((op) =>
-          op.status === 'succeeded' || op.status === 'failed' ? [[op.toolCallId, op]] : [],
-        ),
+        operations.flatMap((op) => (op.status === 'succeeded' || op.status === 'failed' ? [[op.toolCallId, op]] : [])),
       )
       // The replay keeps a tool row exactly when its operation is complete and the row is that
       // operation's call or response (ProjectedPrefix.isReplayed, without holding the row).

@@ -102,8 +102,7 @@ const evolve = (acc: Accumulator, event: RuntimeEvent, retainArgs: boolean): Acc
   return acc
 }
 
-const isComplete = (op: MutableOperation | undefined): op is MutableOperation =>
-  op !== undefined && (op.status === 'succeeded' || op.status === 'failed')
+const isComplete = (op: MutableOperation): boolean => op.status === 'succeeded' || op.status === 'failed'
 
 /**
  * Phase 0 of a prefix without its replay array: which rows the replay keeps is a predicate, so a
@@ -111,7 +110,7 @@ const isComplete = (op: MutableOperation | undefined): op is MutableOperation =>
  * @category models
  */
 export interface ProjectedPrefix extends Omit<ResumePlan, 'replayRuntimeEvents'> {
-  /** True when `event`, one of the projected rows, belongs to the replay. */
+  /** True when `event`, one of the projected rows, belongs to the replay (only those rows may be asked). */
   readonly isReplayed: (event: RuntimeEvent) => boolean
   /** How many of the projected rows belong to the replay. */
   readonly replayCount: number
@@ -190,16 +189,14 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
       // A complete operation has exactly one call row and one response row (a second of either, or a
       // name mismatch, is corruption), and the replay keeps both.
       const replayCount = nonPartialRows - toolRows + 2 * complete
+      // The operations the replay leaves out. A complete operation has exactly one call row and one
+      // response row among the projected rows, so for those rows the tool call id alone decides, and
+      // the predicate holds no operation (nor any of the rows' content).
+      const incomplete = new Set<string>()
+      for (const op of acc.operations.values()) if (!isComplete(op)) incomplete.add(op.toolCallId)
       const isReplayed = (event: RuntimeEvent): boolean => {
         if (event.partial) return false
-        if (isFunctionCallEvent(event)) {
-          const op = acc.operations.get(event.content.id)
-          return isComplete(op) && op.callEventId === event.id
-        }
-        if (isFunctionResponseEvent(event)) {
-          const op = acc.operations.get(event.content.id)
-          return isComplete(op) && op.responseEventId === event.id
-        }
+        if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) return !incomplete.has(event.content.id)
         return true
       }
       return {
