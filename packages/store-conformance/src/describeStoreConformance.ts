@@ -3,11 +3,12 @@
  * the facts in (docs/decisions.md #80). Each case starts from a fresh, empty store; durability is
  * checked through a second, freshly opened instance, and races and kills use real OS processes.
  */
+import { createHash } from 'node:crypto'
 import { writeFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type RuntimeEvent, makeIsoTimestampUnsafe, makeNonEmptyStringUnsafe, makeRunIdUnsafe } from '@maka/events'
-import type { StorePorts } from '@maka/stores'
+import type { LedgerScan, LedgerSnapshot, StorePorts } from '@maka/stores'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { killAllChildren, spawnStoreChild } from './children.js'
 import {
@@ -51,6 +52,11 @@ export interface ConformanceSubject {
    * server's session lock) and brings its own ownership tests; the port-level cases still run.
    */
   readonly ownership?: 'pid' | 'server'
+  /**
+   * Replaces the committed row at 1-based `line` with `text` (a row's JSON text, no newline),
+   * bypassing the port: the suite gives a text of the same length, so only a digest can tell.
+   */
+  readonly rewriteRow: (location: string, sessionId: string, runId: string, line: number, text: string) => Promise<void>
 }
 
 const RACERS = 8
@@ -284,6 +290,167 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         expect(snapshot.events).toEqual(events.slice(0, snapshot.highWater))
         const { highWater } = await value(reopened.events.append(S, source.runId, events[snapshot.highWater]!))
         expect(highWater).toBe(snapshot.highWater + 1)
+      })
+    })
+
+    describe('ledger fold and replay', () => {
+      // What every adapter's digest covers: each row text plus a newline, in order (a JSONL file's bytes).
+      const digestOf = (events: ReadonlyArray<RuntimeEvent>) =>
+        createHash('sha256')
+          .update(events.map((event) => `${JSON.stringify(event)}\n`).join(''), 'utf8')
+          .digest('hex')
+      const scanOf = ({ events, ...rest }: LedgerSnapshot, digest: string): LedgerScan => ({
+        rows: events.length,
+        ...rest,
+        digest,
+      })
+      const foldOf = async (stores: StorePorts, runId = source.runId) => {
+        const handed: Array<RuntimeEvent> = []
+        const scan = await value(stores.events.fold(S, runId, (event) => handed.push(event)))
+        return { scan, handed }
+      }
+      const replayOf = async (stores: StorePorts, expected: LedgerScan) => {
+        const handed: Array<RuntimeEvent> = []
+        const result = await stores.events.replay(S, source.runId, expected, (events) => {
+          handed.push(...events)
+        })()
+        return { result, handed }
+      }
+
+      it('folds what read reads, handing every row over in order, with the digest of the row texts', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 9)
+        const reopened = await open(location)
+        const snapshot = await value(reopened.events.read(S, source.runId))
+        const { scan, handed } = await foldOf(reopened)
+        expect(handed).toEqual(events)
+        expect(scan).toEqual(scanOf(snapshot, digestOf(events)))
+      })
+
+      it('folds an empty run, a missing run and a hostile id as read reads them', async () => {
+        const { stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        await value(stores.runs.create(runHeader(source)))
+        const { scan, handed } = await foldOf(stores)
+        expect(handed).toEqual([])
+        expect(scan).toEqual({
+          rows: 0,
+          highWater: 0,
+          committedBytes: 0,
+          tornTail: null,
+          problem: null,
+          digest: digestOf([]),
+        })
+        expect((await replayOf(stores, scan)).result).toEqual({ _tag: 'Right', right: undefined })
+        const noop = () => undefined
+        expect((await failure(stores.events.fold(S, 'run-7', noop)))._tag).toBe('NotFound')
+        expect((await failure(stores.events.replay(S, 'run-7', scan, noop)))._tag).toBe('NotFound')
+        expect((await failure(stores.events.fold(S, '../run', noop)))._tag).toBe('InvalidId')
+        expect((await failure(stores.events.replay(S, source.runId, { ...scan, digest: 'nope' }, noop)))._tag).toBe(
+          'InvalidRecord',
+        )
+      })
+
+      it('folds and replays a ledger with an undecodable row as read reads it', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 3)
+        await subject.writeGarbageRow(location, S, source.runId)
+        const reopened = await open(location)
+        const snapshot = await value(reopened.events.read(S, source.runId))
+        const { scan, handed } = await foldOf(reopened)
+        expect(handed).toEqual(snapshot.events)
+        expect(scan).toEqual(scanOf(snapshot, scan.digest))
+        // The undecodable row is committed: the digest covers it too.
+        expect(scan.digest).not.toBe(digestOf(events))
+        expect(scan.problem).toMatchObject({ _tag: 'Unreadable', line: 4 })
+        const replayed = await replayOf(reopened, scan)
+        expect(replayed.result._tag).toBe('Right')
+        expect(replayed.handed).toEqual(snapshot.events)
+      })
+
+      const tornTail = subject.tearTail
+      if (tornTail !== undefined)
+        it('leaves a torn last row out of the fold, its digest and the replay', async () => {
+          const { location, stores } = await freshStores()
+          const events = await withSourceRun(stores, 3)
+          const [next] = ledgerRows(source, 4).slice(3)
+          const row = Buffer.from(`${JSON.stringify(next)}\n`, 'utf8')
+          await tornTail(location, S, source.runId, row.subarray(0, 12))
+          const reopened = await open(location)
+          const snapshot = await value(reopened.events.read(S, source.runId))
+          const { scan, handed } = await foldOf(reopened)
+          expect(scan.tornTail).not.toBeNull()
+          expect(handed).toEqual(events)
+          expect(scan).toEqual(scanOf(snapshot, digestOf(events)))
+          expect((await replayOf(reopened, scan)).handed).toEqual(events)
+        })
+
+      it('replays the folded rows in order, awaiting each batch, whatever was appended since', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 40)
+        const { scan } = await foldOf(stores)
+        const [later] = ledgerRows(source, 41).slice(40)
+        await value(stores.events.append(S, source.runId, later!))
+        const reopened = await open(location)
+        let busy = false
+        let overlaps = 0
+        const seen: Array<RuntimeEvent> = []
+        const result = await reopened.events.replay(S, source.runId, scan, async (rows) => {
+          if (busy) overlaps += 1
+          busy = true
+          for (let i = 0; i < 3; i += 1) await new Promise((resolve) => setTimeout(resolve, 1))
+          seen.push(...rows)
+          busy = false
+        })()
+        expect(result).toEqual({ _tag: 'Right', right: undefined })
+        expect(overlaps).toBe(0)
+        expect(seen).toEqual(events)
+      })
+
+      it('is LedgerChanged when a committed row changed in place, or fewer bytes are there', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 4)
+        const { scan } = await foldOf(stores)
+        expect((await replayOf(stores, { ...scan, committedBytes: scan.committedBytes + 1 })).result).toMatchObject({
+          _tag: 'Left',
+          left: { _tag: 'LedgerChanged', reason: 'fewer_bytes' },
+        })
+        const other = createHash('sha256').update('other').digest('hex')
+        expect((await replayOf(stores, { ...scan, digest: other })).result).toMatchObject({
+          _tag: 'Left',
+          left: { _tag: 'LedgerChanged', reason: 'different_bytes' },
+        })
+        // Same length, still a row that decodes: only the digest tells.
+        const text = JSON.stringify(events[1])
+        const changed = text.replace('"text":"x"', '"text":"y"')
+        expect(changed).not.toBe(text)
+        await subject.rewriteRow(location, S, source.runId, 2, changed)
+        const replayed = await replayOf(await open(location), scan)
+        expect(replayed.result).toMatchObject({
+          _tag: 'Left',
+          left: { _tag: 'LedgerChanged', reason: 'different_bytes' },
+        })
+        const message = (replayed.result as { left: { message: string } }).left.message
+        expect(message).toContain('the ledger changed between two reads of its committed rows')
+        expect(message).not.toContain('write_file')
+      })
+
+      it('stops at a consumer that throws or rejects: IoFailed at deliver', async () => {
+        const { stores } = await freshStores()
+        await withSourceRun(stores, 3)
+        const folded = await failure(
+          stores.events.fold(S, source.runId, () => {
+            throw new Error('boom')
+          }),
+        )
+        expect(folded).toMatchObject({ _tag: 'IoFailed', operation: 'deliver' })
+        const { scan } = await foldOf(stores)
+        const replayed = await failure(
+          stores.events.replay(S, source.runId, scan, () => Promise.reject(new Error('boom'))),
+        )
+        expect(replayed).toMatchObject({ _tag: 'IoFailed', operation: 'deliver' })
+        // The store is fine afterwards.
+        expect((await foldOf(stores)).scan).toEqual(scan)
       })
     })
 

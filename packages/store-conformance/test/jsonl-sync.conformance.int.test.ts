@@ -4,7 +4,7 @@
  * order, so every case must hold exactly as it does over `fs/promises`; the children of the race
  * and kill cases use the synchronous calls too.
  */
-import { appendFile, mkdtemp, rm } from 'node:fs/promises'
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -21,4 +21,10 @@ describeStoreConformance('jsonl over synchronous calls', {
   writeGarbageRow: (dataDir, sessionId, runId) =>
     appendFile(ledgerPath(dataDir, sessionId, runId), '{"not":"a runtime event"}\n'),
   tearTail: (dataDir, sessionId, runId, bytes) => appendFile(ledgerPath(dataDir, sessionId, runId), bytes),
+  rewriteRow: async (dataDir, sessionId, runId, line, text) => {
+    const path = ledgerPath(dataDir, sessionId, runId)
+    const rows = (await readFile(path, 'utf8')).split('\n')
+    rows[line - 1] = text
+    await writeFile(path, rows.join('\n'))
+  },
 })

@@ -2,7 +2,7 @@
  * The JSONL file stores against the conformance suite: the reference adapter, so every case here
  * is also the behaviour the other adapters are held to.
  */
-import { appendFile, mkdtemp, rm } from 'node:fs/promises'
+import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -19,4 +19,10 @@ describeStoreConformance('jsonl', {
   writeGarbageRow: (dataDir, sessionId, runId) =>
     appendFile(ledgerPath(dataDir, sessionId, runId), '{"not":"a runtime event"}\n'),
   tearTail: (dataDir, sessionId, runId, bytes) => appendFile(ledgerPath(dataDir, sessionId, runId), bytes),
+  rewriteRow: async (dataDir, sessionId, runId, line, text) => {
+    const path = ledgerPath(dataDir, sessionId, runId)
+    const rows = (await readFile(path, 'utf8')).split('\n')
+    rows[line - 1] = text
+    await writeFile(path, rows.join('\n'))
+  },
 })

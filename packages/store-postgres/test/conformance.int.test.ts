@@ -24,4 +24,13 @@ describeStoreConformance('postgres', {
         [sessionId, runId, '{"not":"a runtime event"}'],
       )
     }),
+  rewriteRow: (url, sessionId, runId, line, text) =>
+    onDatabase(url, async (client) => {
+      await client.query('UPDATE events SET row = $1 WHERE session_id = $2 AND run_id = $3 AND seq = $4', [
+        text,
+        sessionId,
+        runId,
+        line,
+      ])
+    }),
 })

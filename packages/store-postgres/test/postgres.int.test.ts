@@ -2,8 +2,10 @@
  * What the PostgreSQL stores do beyond the conformance suite: the versioned schema (migrated once
  * however many hosts open a fresh database at once, a newer one refused), words that never carry
  * the connection string, the host id recorded with each owner lock, a lock that another host's
- * stale-looking pid cannot take, and the fence that stops writes once the lock connection drops.
+ * stale-looking pid cannot take, the fence that stops writes once the lock connection drops, and a
+ * fold and replay of a ledger longer than one page.
  */
+import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { conformanceRows } from '@maka/store-conformance'
@@ -229,5 +231,51 @@ describe('owner locks across hosts', () => {
     expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
     await value(s.ownerLocks.release(S, lock))
     expect(await value(s.ownerLocks.read(S))).toBeNull()
+  })
+})
+
+describe('a fold and a replay of a long ledger', () => {
+  it('fold as read reads it, page after page, and replay in bounded, ordered batches', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.sessions.create(session))
+    await value(s.runs.create(header))
+    const texts = conformanceRows(S, 1, 1500).map((event) => JSON.stringify(event))
+    await onDatabase(url, (client) =>
+      client.query(
+        'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+          "SELECT $1, $2, i, 'e-' || i, t FROM unnest($3::text[]) WITH ORDINALITY AS u(t, i)",
+        [S, 'run-1', texts],
+      ),
+    )
+    const read = await value(s.events.read(S, 'run-1'))
+    const handed: Array<unknown> = []
+    const scan = await value(s.events.fold(S, 'run-1', (event) => handed.push(event)))
+    const { events: kept, ...rest } = read
+    expect(kept).toHaveLength(1500)
+    expect(handed).toEqual(kept)
+    const digest = createHash('sha256')
+      .update(texts.map((text) => `${text}\n`).join(''))
+      .digest('hex')
+    expect(scan).toEqual({ rows: 1500, ...rest, digest })
+
+    const batches: Array<number> = []
+    const replayed: Array<unknown> = []
+    await value(
+      s.events.replay(S, 'run-1', scan, async (rows) => {
+        batches.push(rows.length)
+        await new Promise((resolve) => setTimeout(resolve, 1))
+        replayed.push(...rows)
+      }),
+    )
+    expect(replayed).toEqual(kept)
+    expect(batches.length).toBeGreaterThan(1)
+    expect(Math.max(...batches)).toBeLessThanOrEqual(512)
+
+    await onDatabase(url, (client) => client.query('DELETE FROM events WHERE seq = 1500'))
+    expect(await failure(s.events.replay(S, 'run-1', scan, () => undefined))).toMatchObject({
+      _tag: 'LedgerChanged',
+      reason: 'fewer_bytes',
+    })
   })
 })

@@ -35,4 +35,18 @@ describeStoreConformance('sqlite', {
     }
     return Promise.resolve()
   },
+  rewriteRow: (file, sessionId, runId, line, text) => {
+    const db = new Database(file)
+    try {
+      db.prepare('UPDATE events SET row = ? WHERE session_id = ? AND run_id = ? AND seq = ?').run(
+        text,
+        sessionId,
+        runId,
+        line,
+      )
+    } finally {
+      db.close()
+    }
+    return Promise.resolve()
+  },
 })

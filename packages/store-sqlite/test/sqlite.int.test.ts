@@ -1,8 +1,9 @@
 /**
  * What the SQLite stores do beyond the conformance suite: the versioned schema, file modes, a read
  * that must not create the database, stored records that no longer decode, and the per-ledger
- * uniqueness of event ids.
+ * uniqueness of event ids, and a fold and replay of a ledger longer than one page.
  */
+import { createHash } from 'node:crypto'
 import { existsSync, statSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -167,6 +168,61 @@ describe('stored records', () => {
     expect(await s.events.append(S, 'run-1', third!)()).toMatchObject({
       _tag: 'Left',
       left: { _tag: 'LedgerUnreadable' },
+    })
+  })
+
+  it('folds a ledger of many pages as read reads it, and replays it in bounded, ordered batches', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const events = conformanceRows(S, 1, 2000)
+    const [foreign] = conformanceRows(S, 2, 1)
+    const texts = [...events.map((event) => JSON.stringify(event)), JSON.stringify({ ...foreign!, id: 'foreign-1' })]
+    rawDb(file, (db) =>
+      db.transaction(() => {
+        const insert = db.prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)')
+        texts.forEach((text, i) => insert.run(S, 'run-1', i + 1, `e-${i}`, text))
+      })(),
+    )
+    const read = await s.events.read(S, 'run-1')()
+    if (read._tag === 'Left') throw new Error(read.left.message)
+    const handed: Array<unknown> = []
+    const folded = await s.events.fold(S, 'run-1', (event) => handed.push(event))()
+    if (folded._tag === 'Left') throw new Error(folded.left.message)
+    const { events: kept, ...rest } = read.right
+    expect(rest.problem).toMatchObject({ _tag: 'IdentityMismatch', line: 2001 })
+    expect(handed).toEqual(kept)
+    const digest = createHash('sha256')
+      .update(texts.map((text) => `${text}\n`).join(''))
+      .digest('hex')
+    expect(folded.right).toEqual({ rows: kept.length, ...rest, digest })
+
+    const batches: Array<number> = []
+    const replayed: Array<unknown> = []
+    const result = await s.events.replay(S, 'run-1', folded.right, async (rows) => {
+      batches.push(rows.length)
+      await new Promise((resolve) => setTimeout(resolve, 1))
+      replayed.push(...rows)
+    })()
+    expect(result).toEqual({ _tag: 'Right', right: undefined })
+    expect(replayed).toEqual(kept)
+    expect(batches.length).toBeGreaterThan(1)
+    expect(Math.max(...batches)).toBeLessThanOrEqual(512)
+
+    // The last row gone: fewer bytes. A row grown by a byte: the rows no longer add up.
+    rawDb(file, (db) => db.prepare('DELETE FROM events WHERE seq = 2001').run())
+    expect(await s.events.replay(S, 'run-1', folded.right, () => undefined)()).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'LedgerChanged', reason: 'fewer_bytes' },
+    })
+    rawDb(file, (db) =>
+      db
+        .prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, 2001, ?, ?)')
+        .run(S, 'run-1', 'foreign-1', `${texts[2000]!} `),
+    )
+    expect(await s.events.replay(S, 'run-1', folded.right, () => undefined)()).toMatchObject({
+      _tag: 'Left',
+      left: { _tag: 'LedgerChanged', reason: 'different_bytes' },
     })
   })
 })

