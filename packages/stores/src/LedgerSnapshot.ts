@@ -15,6 +15,7 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer'
 import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
+import { type IdSet, makeIdSet } from './internal/idSet.js'
 import { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
 import { makeJsonRowPrefix } from './internal/jsonRowPrefix.js'
 
@@ -142,11 +143,29 @@ export interface LedgerScanner {
 }
 
 /**
+ * How a scan reads.
+ * @category models
+ */
+export interface LedgerScanOptions {
+  /**
+   * `known_absent`: skip the repeated-id check, for a second read of bytes already scanned whole
+   * (`replay`, which proves with a digest that they are the same bytes); it holds no id at all.
+   */
+  readonly repeatedIds?: 'check' | 'known_absent'
+}
+
+const noIdCheck: IdSet = { add: () => true, size: () => 0 }
+
+/**
  * Starts the scan of one run's ledger. With `sink`, every row that would be kept goes to it in
  * order instead, and the scanner keeps only the ids (the duplicate-id check needs them).
  * @category constructors
  */
-export const makeLedgerScanner = (identity: LedgerIdentity, sink?: LedgerSink): LedgerScanner => {
+export const makeLedgerScanner = (
+  identity: LedgerIdentity,
+  sink?: LedgerSink,
+  options: LedgerScanOptions = {},
+): LedgerScanner => {
   const events: Array<RuntimeEvent> = []
   let rows = 0
   const keep: LedgerSink =
@@ -159,8 +178,9 @@ export const makeLedgerScanner = (identity: LedgerIdentity, sink?: LedgerSink): 
           rows += 1
           sink(event)
         }
-  // `id` is unique within a ledger. The strings are the events' own, so the Set costs its table only.
-  const ids = new Set<string>()
+  // `id` is unique within a ledger. Kept outside V8's heap (idSet.ts): a Set of the rows' own id strings
+  // kept them all alive, a third of a fold's peak memory.
+  const ids = options.repeatedIds === 'known_absent' ? noIdCheck : makeIdSet()
   // The first unreadable row ends decoding; a foreign row does not, so the row count and every
   // later problem stay known (an unreadable row anywhere outranks a foreign one: planner exit 7 before 8).
   let unreadable: LedgerProblem | null = null
@@ -312,7 +332,7 @@ export const scanLedger = (bytes: Uint8Array, identity: LedgerIdentity): LedgerS
 // unreadable (nothing handed over); no wrapper object per row.
 const decodeRowInto = (
   keep: LedgerSink,
-  ids: Set<string>,
+  ids: IdSet,
   row: string,
   line: number,
   identity: LedgerIdentity,
@@ -336,9 +356,7 @@ const decodeRowInto = (
     if (decoded._tag === 'Left') return { _tag: 'Unreadable', line, reason: decoded.left }
     event = decoded.right
   }
-  const known = ids.size
-  ids.add(event.id)
-  if (ids.size === known) return { _tag: 'Unreadable', line, reason: 'row repeats the id of an earlier row' }
+  if (!ids.add(event.id)) return { _tag: 'Unreadable', line, reason: 'row repeats the id of an earlier row' }
   // A foreign row is well-formed: it is kept, so the rows after it are still read and counted.
   keep(event)
   if (event.sessionId !== identity.sessionId) return { _tag: 'IdentityMismatch', line, field: 'sessionId' }
@@ -385,7 +403,7 @@ export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink)
           kept += 1
           sink(event)
         }
-  const ids = new Set<string>()
+  const ids = makeIdSet()
   let rows = 0
   let bytes = 0
   let unreadable: LedgerProblem | null = null

@@ -24,6 +24,7 @@ export {
   type LedgerScan,
   type LedgerScanner,
   type LedgerSink,
+  type LedgerScanOptions,
   type LedgerProblem,
   type LedgerIdentity,
   type TornTail,

@@ -96,9 +96,14 @@ export const replayLedgerFile = (
     let batch: Array<RuntimeEvent> = []
     // A flag, not the cause: a consumer may reject with anything, `undefined` included.
     const delivery: { failed: boolean; cause: unknown } = { failed: false, cause: undefined }
-    const scanner = makeLedgerScanner(identity, (event) => {
-      batch.push(event)
-    })
+    // The same bytes as the fold's (the digest proves it at the end), so the fold's id check holds.
+    const scanner = makeLedgerScanner(
+      identity,
+      (event) => {
+        batch.push(event)
+      },
+      { repeatedIds: 'known_absent' },
+    )
     const digest = makeCommittedDigest()
     const deliver = async (): Promise<boolean> => {
       if (batch.length === 0) return true
