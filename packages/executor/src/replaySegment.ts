@@ -30,7 +30,7 @@ export const replaySegment = async (
   const replayed = await stores.events.replay(
     sessionId,
     segment.runId,
-    { committedBytes: scan.committedBytes, digest: scan.digest },
+    { committedBytes: scan.committedBytes, digest: scan.digest, rows: scan.rows },
     async (rows) => {
       const batch: Array<RuntimeEvent> = []
       for (const event of rows) {

@@ -376,6 +376,9 @@ export const checkReplayExpectation = (expected: ReplayExpectation): E.Either<St
   if (typeof expected.digest !== 'string' || !/^[0-9a-f]{64}$/.test(expected.digest)) {
     return E.left(invalidRecord('ReplayExpectation', 'digest is not a lowercase hex SHA-256'))
   }
+  if (expected.rows !== undefined && (!Number.isSafeInteger(expected.rows) || expected.rows < 0)) {
+    return E.left(invalidRecord('ReplayExpectation', 'rows is not a row count'))
+  }
   return E.right(expected)
 }
 

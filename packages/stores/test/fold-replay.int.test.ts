@@ -161,6 +161,21 @@ describe('RuntimeEventStore.replay', () => {
     expect(batches.every((batch) => batch.length > 0)).toBe(true)
   })
 
+  it('hands the rows the fold handed whether or not it is told their count: a repeated id ends both alike', async () => {
+    const rows = referenceLedger()
+    // A second builder starts its ids over: its row repeats the id of the ledger's first row.
+    const repeated = makeLedgerBuilderUnsafe(identity).userText('again')
+    const { stores } = await givenLedgerBytes(Buffer.concat([bytesOf(rows), rowBytes(repeated), bytesOf(rows)]))
+    const folded = await fold(stores)
+    expect(folded.scan.rows).toBe(rows.length)
+    const { rows: _count, ...withoutCount } = folded.scan
+    for (const expected of [folded.scan, withoutCount]) {
+      const { result, handed } = await replay(stores, expected as LedgerScan)
+      expect(result).toEqual({ _tag: 'Right', right: undefined })
+      expect(handed).toEqual(folded.handed)
+    }
+  })
+
   it('hands a long ledger in one batch per read chunk', async () => {
     const events = manyRows(12_000)
     const bytes = bytesOf(events)

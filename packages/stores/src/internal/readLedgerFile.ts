@@ -36,6 +36,12 @@ const REPLAY_CHUNK_BYTES = 1 << 18
 export interface ReplayExpectation {
   readonly committedBytes: number
   readonly digest: string
+  /**
+   * The fold's row count (`LedgerScan.rows`), when known: only that many rows are handed over, and
+   * a JSONL replay then holds no row id — the digest proves these are the bytes the fold checked,
+   * and the rows it handed stop before any repeated id. Without it the replay checks ids itself.
+   */
+  readonly rows?: number
 }
 
 /**
@@ -96,13 +102,18 @@ export const replayLedgerFile = (
     let batch: Array<RuntimeEvent> = []
     // A flag, not the cause: a consumer may reject with anything, `undefined` included.
     const delivery: { failed: boolean; cause: unknown } = { failed: false, cause: undefined }
-    // The same bytes as the fold's (the digest proves it at the end), so the fold's id check holds.
+    // The same bytes as the fold's (the digest proves it at the end), so the fold's id check holds
+    // for the rows it handed over: with their count known, only those go out and no id is kept.
+    const limit = expected.rows
+    let handed = 0
     const scanner = makeLedgerScanner(
       identity,
       (event) => {
+        if (limit !== undefined && handed >= limit) return
+        handed += 1
         batch.push(event)
       },
-      { repeatedIds: 'known_absent' },
+      limit === undefined ? {} : { repeatedIds: 'known_absent' },
     )
     const digest = makeCommittedDigest()
     const deliver = async (): Promise<boolean> => {
