@@ -104,6 +104,16 @@ const evolve = (acc: Accumulator, event: RuntimeEvent, retainArgs: boolean): Acc
 
 const isComplete = (op: MutableOperation): boolean => op.status === 'succeeded' || op.status === 'failed'
 
+// Built outside the projector so that the predicate's closure holds the incomplete ids alone: a
+// closure keeps its whole scope chain, and the projector's holds every operation.
+const replayPredicate =
+  (incomplete: ReadonlySet<string>) =>
+  (event: RuntimeEvent): boolean => {
+    if (event.partial) return false
+    if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) return !incomplete.has(event.content.id)
+    return true
+  }
+
 /**
  * Phase 0 of a prefix without its replay array: which rows the replay keeps is a predicate, so a
  * caller that streams the rows (and streams them again to print them) never holds the prefix.
@@ -194,11 +204,7 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
       // the predicate holds no operation (nor any of the rows' content).
       const incomplete = new Set<string>()
       for (const op of acc.operations.values()) if (!isComplete(op)) incomplete.add(op.toolCallId)
-      const isReplayed = (event: RuntimeEvent): boolean => {
-        if (event.partial) return false
-        if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) return !incomplete.has(event.content.id)
-        return true
-      }
+      const isReplayed = replayPredicate(incomplete)
       return {
         disposition: rejectionReasons.length === 0 ? 'safe_replay' : 'blocked',
         operations,
