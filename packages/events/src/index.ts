@@ -84,3 +84,4 @@ export {
 } from './ExecutionRejection.js'
 export { CommittedPrefix, type FailpointDecision, type Failpoint, FAILPOINTS } from './Failpoint.js'
 export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
+export { type StringIndex, makeStringIndex } from './stringIndex.js'

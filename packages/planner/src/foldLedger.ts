@@ -111,7 +111,6 @@ export const sortedUnique = (names: Iterable<string>): ReadonlyArray<string> =>
 // A model-visible tool row is replayed only if its operation turns out complete, which a later row
 // decides; it is kept as a candidate until the fold ends.
 interface ToolRowCandidate extends RowMention {
-  readonly side: 'callEventId' | 'responseEventId'
   readonly toolCallId: string
 }
 
@@ -125,7 +124,7 @@ interface ToolRowCandidate extends RowMention {
  */
 export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = {}): LedgerFolder => {
   const limit = options.limit ?? Number.POSITIVE_INFINITY
-  const projector = makeResumeProjector({ retainArgs: false })
+  const projector = makeResumeProjector({ retainArgs: false, listOperations: false })
   const openPermissions = new Map<string, string>()
   const mismatchRows: Array<{ line: number; eventId: string; fields: ReadonlyArray<string> }> = []
   const terminals: Array<{ eventId: string; status: TerminalEventStatus }> = []
@@ -164,10 +163,9 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
     if (!isModelVisible(event)) return
     // Only what decides the replay is kept of a tool row: not the row, whose content may be large.
     // (Literal objects: an object spread per row made V8 hold tens of MB more at the peak.)
-    const candidate: ToolRowCandidate | null = isFunctionCallEvent(event)
-      ? { role: event.role, eventId: event.id, side: 'callEventId', toolCallId: event.content.id }
-      : isFunctionResponseEvent(event)
-        ? { role: event.role, eventId: event.id, side: 'responseEventId', toolCallId: event.content.id }
+    const candidate: ToolRowCandidate | null =
+      isFunctionCallEvent(event) || isFunctionResponseEvent(event)
+        ? { role: event.role, eventId: event.id, toolCallId: event.content.id }
         : null
     if (candidate !== null) {
       if (firstPlain === undefined) toolRowsBeforeFirstPlain.push(candidate)
@@ -188,14 +186,10 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
       if (rows <= limit) addToPrefix(event, rows)
     },
     finish: () => {
-      const { operations, ...projection } = projector.finish(options.projection)
-      const complete = new Map(
-        operations.flatMap((op) => (op.status === 'succeeded' || op.status === 'failed' ? [[op.toolCallId, op]] : [])),
-      )
-      // The replay keeps a tool row exactly when its operation is complete and the row is that
-      // operation's call or response (ProjectedPrefix.isReplayed, without holding the row).
-      const replayed = (candidate: ToolRowCandidate): boolean =>
-        complete.get(candidate.toolCallId)?.[candidate.side] === candidate.eventId
+      const { operations: _none, ...projection } = projector.finish(options.projection)
+      // The replay keeps a tool row exactly when its operation is complete (ProjectedPrefix.isReplayed,
+      // without holding the row).
+      const replayed = (candidate: ToolRowCandidate): boolean => projection.isCompleteCall(candidate.toolCallId)
       const toolFirst = toolRowsBeforeFirstPlain.find(replayed)
       const toolLast = toolRowsAfterLastPlain.findLast(replayed)
       const mentionOf = (candidate: ToolRowCandidate | undefined): RowMention | undefined =>
@@ -210,7 +204,7 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
         identityMismatches: { count: mismatchCount, rows: mismatchRows },
         terminals: { count: terminalCount, listed: terminals },
         foreignRow,
-        calledToolNames: sortedUnique([...complete.values()].map((op) => op.toolName)),
+        calledToolNames: projection.completedToolNames,
         firstVisible: mentionOf(toolFirst) ?? firstPlain,
         lastVisible: mentionOf(toolLast) ?? lastPlain,
       }

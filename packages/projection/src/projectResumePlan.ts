@@ -3,7 +3,13 @@
  * ResumePlan. It never mutates its input; the accumulator is private to one call, which keeps a
  * million-row projection linear instead of copying maps per row.
  */
-import { type RuntimeEvent, isFunctionCallEvent, isFunctionResponseEvent } from '@maka/events'
+import {
+  type RuntimeEvent,
+  type StringIndex,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
+  makeStringIndex,
+} from '@maka/events'
 import {
   type ProjectionDiagnostic,
   type ProjectionOptions,
@@ -13,104 +19,166 @@ import {
   rejectionReasonOf,
 } from './ResumePlan.js'
 
-interface MutableOperation {
-  toolCallId: string
-  toolName: string
-  args: unknown
-  status: ToolOperation['status']
-  callEventId: string | null
-  responseEventId: string | null
-  isError: boolean
+// The operations, one per tool call id in the order first seen, kept in typed arrays: a fold over a
+// long ledger holds one per call to its end, and as objects they kept V8's young generation growing
+// (decision 99). Operation k's call id is `callIds.get(k)`; event ids are numbers into `eventIds`.
+const STATUSES: ReadonlyArray<ToolOperation['status']> = ['indeterminate', 'succeeded', 'failed', 'corruption']
+const INDETERMINATE = 0
+const SUCCEEDED = 1
+const FAILED = 2
+const CORRUPTION = 3
+const NONE = -1
+
+interface OperationTable {
+  readonly callIds: StringIndex
+  /**
+   * The call and response row ids, numbered — only when the operations are listed. Otherwise only
+   * the ids of calls still waiting for a result are kept (`openCalls`): the one id a verdict names.
+   */
+  readonly eventIds: StringIndex | null
+  readonly openCalls: Map<number, string> | null
+  readonly names: StringIndex
+  nameOf: Uint32Array
+  status: Uint8Array
+  isError: Uint8Array
+  callEvent: Int32Array
+  responseEvent: Int32Array
+  /** Each call's `args`, only when they are kept. */
+  readonly args: Array<unknown> | null
 }
 
-interface Accumulator {
-  readonly operations: Map<string, MutableOperation>
-  readonly diagnostics: Array<ProjectionDiagnostic>
+const makeTable = (retainArgs: boolean, listOperations: boolean): OperationTable => ({
+  callIds: makeStringIndex(),
+  eventIds: listOperations ? makeStringIndex() : null,
+  openCalls: listOperations ? null : new Map(),
+  names: makeStringIndex(),
+  nameOf: new Uint32Array(256),
+  status: new Uint8Array(256),
+  isError: new Uint8Array(256),
+  callEvent: new Int32Array(256),
+  responseEvent: new Int32Array(256),
+  args: retainArgs ? [] : null,
+})
+
+const larger = <T extends Uint8Array | Uint32Array | Int32Array>(array: T, make: (n: number) => T): T => {
+  const grown = make(array.length * 2)
+  grown.set(array)
+  return grown
 }
 
-const evolve = (acc: Accumulator, event: RuntimeEvent, retainArgs: boolean): Accumulator => {
+// A new operation for a call id never seen.
+const addOperation = (t: OperationTable, id: string, name: string, status: number): number => {
+  const k = t.callIds.intern(id)
+  if (k >= t.status.length) {
+    t.nameOf = larger(t.nameOf, (n) => new Uint32Array(n))
+    t.status = larger(t.status, (n) => new Uint8Array(n))
+    t.isError = larger(t.isError, (n) => new Uint8Array(n))
+    t.callEvent = larger(t.callEvent, (n) => new Int32Array(n))
+    t.responseEvent = larger(t.responseEvent, (n) => new Int32Array(n))
+  }
+  t.nameOf[k] = t.names.intern(name)
+  t.status[k] = status
+  t.isError[k] = 0
+  t.callEvent[k] = NONE
+  t.responseEvent[k] = NONE
+  t.args?.push(undefined)
+  return k
+}
+
+// Without the id list, a row is only known to be there (RECORDED).
+const RECORDED = -2
+const recordEvent = (t: OperationTable, id: string): number => t.eventIds?.intern(id) ?? RECORDED
+const eventIdOf = (t: OperationTable, n: number): string | null =>
+  n === NONE || t.eventIds === null ? null : t.eventIds.get(n)
+// The call row's id of an operation still waiting for its result.
+const openCallIdOf = (t: OperationTable, k: number): string | null =>
+  t.openCalls === null ? eventIdOf(t, t.callEvent[k] ?? NONE) : (t.openCalls.get(k) ?? null)
+
+const isCompleteAt = (t: OperationTable, k: number): boolean => t.status[k] === SUCCEEDED || t.status[k] === FAILED
+
+const evolve = (t: OperationTable, diagnostics: Array<ProjectionDiagnostic>, event: RuntimeEvent): void => {
   // Partial rows are streaming snapshots: they never prove a call happened or ended.
-  if (event.partial) return acc
+  if (event.partial) return
   if (isFunctionCallEvent(event)) {
     const { id, name, args } = event.content
-    const existing = acc.operations.get(id)
-    if (existing === undefined) {
-      acc.operations.set(id, {
-        toolCallId: id,
-        toolName: name,
-        args: retainArgs ? args : undefined,
-        status: 'indeterminate',
-        callEventId: event.id,
-        responseEventId: null,
-        isError: false,
-      })
+    const existing = t.callIds.find(id)
+    if (existing === NONE) {
+      const k = addOperation(t, id, name, INDETERMINATE)
+      t.callEvent[k] = recordEvent(t, event.id)
+      t.openCalls?.set(k, event.id)
+      if (t.args !== null) t.args[k] = args
     } else {
-      existing.status = 'corruption'
-      acc.diagnostics.push({
+      t.status[existing] = CORRUPTION
+      t.openCalls?.delete(existing)
+      diagnostics.push({
         code: 'tool_recovery_corruption',
         message: `Tool call ${id} was recorded more than once.`,
         eventId: event.id,
         toolCallId: id,
       })
     }
-    return acc
+    return
   }
   if (isFunctionResponseEvent(event)) {
     const { id, name } = event.content
-    const isError = event.content.isError === true
-    const existing = acc.operations.get(id)
-    if (existing === undefined) {
-      acc.operations.set(id, {
-        toolCallId: id,
-        toolName: name,
-        args: undefined,
-        status: 'corruption',
-        callEventId: null,
-        responseEventId: event.id,
-        isError,
-      })
-      acc.diagnostics.push({
+    const isError = event.content.isError === true ? 1 : 0
+    const k = t.callIds.find(id)
+    if (k === NONE) {
+      const added = addOperation(t, id, name, CORRUPTION)
+      t.responseEvent[added] = recordEvent(t, event.id)
+      t.isError[added] = isError
+      diagnostics.push({
         code: 'unmatched_tool_result',
         message: `A result for tool call ${id} has no earlier call.`,
         eventId: event.id,
         toolCallId: id,
       })
-    } else if (existing.responseEventId !== null) {
-      existing.status = 'corruption'
-      acc.diagnostics.push({
+    } else if (t.responseEvent[k] !== NONE) {
+      t.status[k] = CORRUPTION
+      diagnostics.push({
         code: 'tool_recovery_corruption',
         message: `Tool call ${id} has more than one result.`,
         eventId: event.id,
         toolCallId: id,
       })
-    } else if (existing.toolName !== name) {
-      existing.status = 'corruption'
-      existing.responseEventId = event.id
-      existing.isError = isError
-      acc.diagnostics.push({
+    } else if (t.names.get(t.nameOf[k] ?? 0) !== name) {
+      t.status[k] = CORRUPTION
+      t.responseEvent[k] = recordEvent(t, event.id)
+      t.openCalls?.delete(k)
+      t.isError[k] = isError
+      diagnostics.push({
         code: 'tool_name_mismatch',
         message: `The result for tool call ${id} names another tool than its call.`,
         eventId: event.id,
         toolCallId: id,
       })
     } else {
-      existing.responseEventId = event.id
-      existing.isError = isError
-      if (existing.status === 'indeterminate') existing.status = isError ? 'failed' : 'succeeded'
+      t.responseEvent[k] = recordEvent(t, event.id)
+      t.openCalls?.delete(k)
+      t.isError[k] = isError
+      if (t.status[k] === INDETERMINATE) t.status[k] = isError === 1 ? FAILED : SUCCEEDED
     }
   }
-  return acc
 }
 
-const isComplete = (op: MutableOperation): boolean => op.status === 'succeeded' || op.status === 'failed'
+const operationAt = (t: OperationTable, k: number): ToolOperation => ({
+  toolCallId: t.callIds.get(k),
+  toolName: t.names.get(t.nameOf[k] ?? 0),
+  args: t.args?.[k],
+  status: STATUSES[t.status[k] ?? CORRUPTION] ?? 'corruption',
+  callEventId: eventIdOf(t, t.callEvent[k] ?? NONE),
+  responseEventId: eventIdOf(t, t.responseEvent[k] ?? NONE),
+  isError: t.isError[k] === 1,
+})
 
-// Built outside the projector so that the predicate's closure holds the incomplete ids alone: a
-// closure keeps its whole scope chain, and the projector's holds every operation.
+// A complete operation has exactly one call row and one response row among the projected rows, so
+// for those rows the call id alone decides. Built outside the projector, so that the predicate holds
+// the operation table only (a closure keeps its whole scope chain).
 const replayPredicate =
-  (incomplete: ReadonlySet<string>) =>
+  (isCompleteCall: (toolCallId: string) => boolean) =>
   (event: RuntimeEvent): boolean => {
     if (event.partial) return false
-    if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) return !incomplete.has(event.content.id)
+    if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) return isCompleteCall(event.content.id)
     return true
   }
 
@@ -124,6 +192,10 @@ export interface ProjectedPrefix extends Omit<ResumePlan, 'replayRuntimeEvents'>
   readonly isReplayed: (event: RuntimeEvent) => boolean
   /** How many of the projected rows belong to the replay. */
   readonly replayCount: number
+  /** True when the call `toolCallId` succeeded or failed: both its rows are in the replay. */
+  readonly isCompleteCall: (toolCallId: string) => boolean
+  /** The tools the complete calls name, sorted and unique: what the replay calls. */
+  readonly completedToolNames: ReadonlyArray<string>
 }
 
 /**
@@ -136,6 +208,11 @@ export interface ProjectorOptions {
    * planner) turns this off, so a long ledger's tool arguments are not held to the end of the fold.
    */
   readonly retainArgs?: boolean
+  /**
+   * List the operations in `operations` (the default). Off, `operations` is empty and no object per
+   * call is made at the end, for a caller that reads only the verdict and the replay.
+   */
+  readonly listOperations?: boolean
 }
 
 /**
@@ -154,8 +231,9 @@ export interface ResumeProjector {
  * @category constructors
  */
 export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): ResumeProjector => {
-  const retainArgs = projectorOptions.retainArgs !== false
-  const acc: Accumulator = { operations: new Map<string, MutableOperation>(), diagnostics: [] }
+  const listOperations = projectorOptions.listOperations !== false
+  const table = makeTable(projectorOptions.retainArgs !== false, listOperations)
+  const foldDiagnostics: Array<ProjectionDiagnostic> = []
   let rows = 0
   // Rows the replay may keep: the non-partial ones, less the tool rows of incomplete operations.
   let nonPartialRows = 0
@@ -166,7 +244,7 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
       if (event.partial) return
       nonPartialRows += 1
       if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) toolRows += 1
-      evolve(acc, event, retainArgs)
+      evolve(table, foldDiagnostics, event)
     },
     finish: (options = {}) => {
       const diagnostics: Array<ProjectionDiagnostic> = []
@@ -177,18 +255,25 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
           message: `Expected ${expected} committed events, found ${rows}.`,
         })
       }
-      diagnostics.push(...acc.diagnostics)
+      diagnostics.push(...foldDiagnostics)
       const operations: Array<ToolOperation> = []
+      const completedNames = new Set<string>()
       let complete = 0
-      for (const op of acc.operations.values()) {
-        operations.push({ ...op })
-        if (isComplete(op)) complete += 1
-        if (op.status === 'indeterminate') {
+      let indeterminate = 0
+      for (let k = 0; k < table.callIds.size(); k += 1) {
+        if (listOperations) operations.push(operationAt(table, k))
+        if (isCompleteAt(table, k)) {
+          complete += 1
+          completedNames.add(table.names.get(table.nameOf[k] ?? 0))
+        }
+        if (table.status[k] === INDETERMINATE) {
+          indeterminate += 1
+          const callEventId = openCallIdOf(table, k)
           diagnostics.push({
             code: 'pending_tool_result',
-            message: `Tool call ${op.toolCallId} (${op.toolName}) has no recorded result; its effect is unknown.`,
-            ...(op.callEventId === null ? {} : { eventId: op.callEventId }),
-            toolCallId: op.toolCallId,
+            message: `Tool call ${table.callIds.get(k)} (${table.names.get(table.nameOf[k] ?? 0)}) has no recorded result; its effect is unknown.`,
+            ...(callEventId === null ? {} : { eventId: callEventId }),
+            toolCallId: table.callIds.get(k),
           })
         }
       }
@@ -196,24 +281,22 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
       const rejectionReasons = (['runtime_offset_mismatch', 'dangling_tool_state'] as const).filter((r) =>
         reasons.has(r),
       )
-      // A complete operation has exactly one call row and one response row (a second of either, or a
-      // name mismatch, is corruption), and the replay keeps both.
-      const replayCount = nonPartialRows - toolRows + 2 * complete
-      // The operations the replay leaves out. A complete operation has exactly one call row and one
-      // response row among the projected rows, so for those rows the tool call id alone decides, and
-      // the predicate holds no operation (nor any of the rows' content).
-      const incomplete = new Set<string>()
-      for (const op of acc.operations.values()) if (!isComplete(op)) incomplete.add(op.toolCallId)
-      const isReplayed = replayPredicate(incomplete)
+      const isCompleteCall = (toolCallId: string): boolean => {
+        const k = table.callIds.find(toolCallId)
+        return k !== NONE && isCompleteAt(table, k)
+      }
       return {
         disposition: rejectionReasons.length === 0 ? 'safe_replay' : 'blocked',
         operations,
         diagnostics,
         rejectionReasons,
-        requiresVerification: operations.some((op) => op.status === 'indeterminate'),
+        requiresVerification: indeterminate > 0,
         sourceRuntimeEventHighWater: rows,
-        isReplayed,
-        replayCount,
+        isReplayed: replayPredicate(isCompleteCall),
+        // A complete operation has exactly one call row and one response row, and the replay keeps both.
+        replayCount: nonPartialRows - toolRows + 2 * complete,
+        isCompleteCall,
+        completedToolNames: [...completedNames].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
       }
     },
   }
@@ -226,6 +309,15 @@ export const makeResumeProjector = (projectorOptions: ProjectorOptions = {}): Re
 export const projectResumePlan = (events: ReadonlyArray<RuntimeEvent>, options: ProjectionOptions = {}): ResumePlan => {
   const projector = makeResumeProjector()
   for (const event of events) projector.add(event)
-  const { isReplayed, replayCount: _replayCount, ...projected } = projector.finish(options)
-  return { ...projected, replayRuntimeEvents: events.filter(isReplayed) }
+  const { disposition, operations, diagnostics, rejectionReasons, requiresVerification, isReplayed } =
+    projector.finish(options)
+  return {
+    disposition,
+    operations,
+    diagnostics,
+    rejectionReasons,
+    requiresVerification,
+    sourceRuntimeEventHighWater: events.length,
+    replayRuntimeEvents: events.filter(isReplayed),
+  }
 }

@@ -1,10 +1,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { makeIdSet } from './idSet.js'
+import { makeStringIndex } from './stringIndex.js'
 
-describe('makeIdSet', () => {
+describe('makeStringIndex', () => {
   describe('when fed arbitrary strings, repeats included', () => {
-    it('answers every add exactly as a Set<string> does', () => {
+    it('numbers, finds and gives back every string exactly as a Map<string, number> does', () => {
       fc.assert(
         fc.property(
           fc.array(
@@ -17,15 +17,16 @@ describe('makeIdSet', () => {
               maxLength: 400,
             },
           ),
-          (ids) => {
-            const set = makeIdSet()
-            const model = new Set<string>()
-            for (const id of ids) {
-              const known = model.size
-              model.add(id)
-              expect(set.add(id)).toBe(model.size > known)
+          (strings) => {
+            const index = makeStringIndex()
+            const model = new Map<string, number>()
+            for (const s of strings) {
+              expect(index.find(s)).toBe(model.get(s) ?? -1)
+              if (!model.has(s)) model.set(s, model.size)
+              expect(index.intern(s)).toBe(model.get(s))
             }
-            expect(set.size()).toBe(model.size)
+            expect(index.size()).toBe(model.size)
+            for (const [s, n] of model) expect(index.get(n)).toBe(s)
           },
         ),
         { numRuns: 1000 },
@@ -49,22 +50,31 @@ describe('makeIdSet', () => {
         if (other !== undefined) pair = [other, id]
         else byHash.set(fnv(id), id)
       }
-      const set = makeIdSet()
+      const index = makeStringIndex()
       // Equal hashes, so only comparing the stored characters can tell them apart.
-      expect(set.add(pair[0])).toBe(true)
-      expect(set.add(pair[1])).toBe(true)
-      expect(set.add(pair[0])).toBe(false)
-      expect(set.add(pair[1])).toBe(false)
+      expect(index.intern(pair[0])).toBe(0)
+      expect(index.find(pair[1])).toBe(-1)
+      expect(index.intern(pair[1])).toBe(1)
+      expect(index.intern(pair[0])).toBe(0)
+      expect(index.find(pair[1])).toBe(1)
     })
   })
 
   describe('when it grows past its first tables', () => {
     it('keeps every id it was given', () => {
-      const set = makeIdSet()
+      const index = makeStringIndex()
       const n = 50_000
-      for (let i = 0; i < n; i += 1) expect(set.add(`bench-run-e${i}`)).toBe(true)
-      for (let i = 0; i < n; i += 997) expect(set.add(`bench-run-e${i}`)).toBe(false)
-      expect(set.size()).toBe(n)
+      for (let i = 0; i < n; i += 1) expect(index.intern(`bench-run-e${i}`)).toBe(i)
+      for (let i = 0; i < n; i += 997) expect(index.find(`bench-run-e${i}`)).toBe(i)
+      expect(index.get(n - 1)).toBe(`bench-run-e${n - 1}`)
+      expect(index.get(0)).toBe('bench-run-e0')
+      expect(index.size()).toBe(n)
+    })
+
+    it('gives back a string longer than one slice of code units', () => {
+      const index = makeStringIndex()
+      const long = 'é'.repeat(10_000) + 'x'
+      expect(index.get(index.intern(long))).toBe(long)
     })
   })
 })
