@@ -137,6 +137,14 @@ const foldFromStore = (
   )
 }
 
+// What planning has read of the source once its ledger is in, whichever way it was read.
+interface SourceRead<L> {
+  readonly source: AgentRun
+  readonly ledger: L
+  readonly facts: HostFacts
+  readonly boundaryHolders: BoundaryHolders
+}
+
 interface FoldedSourceRead {
   readonly counts: LedgerCounts
   readonly tornTail: TornTail | null
@@ -258,10 +266,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
     mode: {
       readonly readSource: (source: AgentRun, facts: HostFacts) => TE.TaskEither<unknown, L>
       readonly rowsOf: (ledger: L) => number
-      readonly plan: (
-        input: { source: AgentRun; ledger: L; facts: HostFacts; boundaryHolders: BoundaryHolders },
-        ids: ContinuationIds,
-      ) => T.Task<P>
+      readonly plan: (input: SourceRead<L>, ids: ContinuationIds) => T.Task<P>
     },
   ): TE.TaskEither<ParkedPlan, P> =>
     pipe(
@@ -294,10 +299,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
   const wholeLedgers = (sessionId: string) => ({
     readSource: (source: AgentRun) => store.readLedger(sessionId, source.runId),
     rowsOf: (ledger: LedgerSnapshot) => ledger.events.length,
-    plan: (
-      input: { source: AgentRun; ledger: LedgerSnapshot; facts: HostFacts; boundaryHolders: BoundaryHolders },
-      ids: ContinuationIds,
-    ): T.Task<ContinuationPlan> =>
+    plan: (input: SourceRead<LedgerSnapshot>, ids: ContinuationIds): T.Task<ContinuationPlan> =>
       pipe(
         loadChain(store, sessionId, input.source, (header) => store.readLedger(sessionId, header.runId)),
         T.map((found) => {
@@ -311,10 +313,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
     readSource: (source: AgentRun, facts: HostFacts) =>
       foldFromStore(store, sessionId, source, sourceFoldOptions(facts)),
     rowsOf: (ledger: FoldedSourceRead) => ledger.counts.rows,
-    plan: (
-      input: { source: AgentRun; ledger: FoldedSourceRead; facts: HostFacts; boundaryHolders: BoundaryHolders },
-      ids: ContinuationIds,
-    ): T.Task<OutlinedPlan> =>
+    plan: (input: SourceRead<FoldedSourceRead>, ids: ContinuationIds): T.Task<OutlinedPlan> =>
       pipe(
         loadChain(store, sessionId, input.source, (header, pin) =>
           foldFromStore(store, sessionId, header, { limit: pin }),

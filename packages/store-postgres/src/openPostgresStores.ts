@@ -29,6 +29,8 @@ import {
   checkRunHeader,
   claimConflict,
   consumerFailed,
+  deliverBatch,
+  replayVerdict,
   emptyLedgerSnapshot,
   encodeRuntimeEventRow,
   eventIdentityMismatch,
@@ -611,19 +613,11 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
               after = seq
               if (bytes === expected.committedBytes) break
             }
-            if (batch.length > 0) {
-              const rows = batch
-              batch = []
-              try {
-                await onRows(rows)
-              } catch (thrown) {
-                return E.left(consumerFailed(at, thrown))
-              }
-            }
+            const delivered = await deliverBatch(onRows, batch, at)
+            batch = []
+            if (E.isLeft(delivered)) return delivered
           }
-          return hash.digest('hex') === expected.digest
-            ? E.right(undefined)
-            : E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
+          return replayVerdict(hash.digest('hex'), expected, at)
         },
       ),
     readLastRow: (sessionId, runId) =>

@@ -26,6 +26,8 @@ import {
   checkRunHeader,
   claimConflict,
   consumerFailed,
+  deliverBatch,
+  replayVerdict,
   emptyLedgerSnapshot,
   encodeRuntimeEventRow,
   eventIdentityMismatch,
@@ -461,19 +463,11 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
             if (bytes > expected.committedBytes)
               return E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
             if (pageRows === 0) return E.left(ledgerChanged(at, expected.committedBytes, 'fewer_bytes'))
-            if (batch.length > 0) {
-              const rows = batch
-              batch = []
-              try {
-                await onRows(rows)
-              } catch (thrown) {
-                return E.left(consumerFailed(at, thrown))
-              }
-            }
+            const delivered = await deliverBatch(onRows, batch, at)
+            batch = []
+            if (E.isLeft(delivered)) return delivered
           }
-          return hash.digest('hex') === expected.digest
-            ? E.right(undefined)
-            : E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
+          return replayVerdict(hash.digest('hex'), expected, at)
         },
       ),
     readLastRow: (sessionId, runId) =>

@@ -5,6 +5,7 @@
  */
 import type { ContinuationClaim, OwnerLock } from '@maka/events'
 import type { LedgerProblem } from './LedgerSnapshot.js'
+import * as E from 'fp-ts/lib/Either.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -397,6 +398,38 @@ export const consumerFailed = (path: string, cause: unknown): IoFailed =>
     path,
     Object.assign(new Error('the consumer of the rows failed'), { code: errnoCode(cause) ?? 'CONSUMER_FAILED' }),
   )
+
+/**
+ * Hands a batch of a replay to its consumer and awaits it: a consumer that rejects ends the replay
+ * with {@link consumerFailed}. An empty batch is not handed over.
+ * @category constructors
+ */
+export const deliverBatch = async <A>(
+  onRows: (rows: ReadonlyArray<A>) => void | Promise<void>,
+  rows: ReadonlyArray<A>,
+  path: string,
+): Promise<E.Either<IoFailed, void>> => {
+  if (rows.length === 0) return E.right(undefined)
+  try {
+    await onRows(rows)
+    return E.right(undefined)
+  } catch (thrown) {
+    return E.left(consumerFailed(path, thrown))
+  }
+}
+
+/**
+ * The end of a replay: the digest of what was read again against the one the fold reported.
+ * @category constructors
+ */
+export const replayVerdict = (
+  digest: string,
+  expected: { readonly committedBytes: number; readonly digest: string },
+  path: string,
+): E.Either<LedgerChanged, void> =>
+  digest === expected.digest
+    ? E.right(undefined)
+    : E.left(ledgerChanged(path, expected.committedBytes, 'different_bytes'))
 
 /**
  * Names what the store was doing when an fs step failed; other errors pass unchanged.

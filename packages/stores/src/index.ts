@@ -71,6 +71,8 @@ export {
   eventIdentityMismatch,
   ioFailed,
   consumerFailed,
+  deliverBatch,
+  replayVerdict,
   withSubject,
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'
