@@ -18,7 +18,6 @@ import {
   ShellRun,
   RunId,
   SessionId,
-  ShellRunId,
   type RuntimeEvent,
 } from '@maka/events'
 import {
@@ -29,6 +28,8 @@ import {
   checkRunHeader,
   claimConflict,
   consumerFailed,
+  decodeStoredRecord,
+  listStoredShellRuns,
   deliverBatch,
   replayVerdict,
   emptyLedgerSnapshot,
@@ -50,7 +51,6 @@ import {
   type LedgerScan,
   type LedgerSnapshot,
   type RunListing,
-  type ShellRunListing,
   type StoreError,
   type StorePorts,
 } from '@maka/stores'
@@ -224,22 +224,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
     }
   }
 
-  const decodeStored = <A>(
-    text: string,
-    at: string,
-    decode: (u: unknown) => E.Either<string, A>,
-    sameIds: (a: A) => boolean,
-  ): Outcome<A> => {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return E.left(unreadable(at, 'record is not valid JSON'))
-    }
-    const decoded = decode(parsed)
-    if (E.isLeft(decoded)) return E.left(unreadable(at, decoded.left))
-    return sameIds(decoded.right) ? decoded : E.left(unreadable(at, 'the record names other ids than its place'))
-  }
+  const decodeStored = decodeStoredRecord
 
   const touchSession = (q: Q, sessionId: string) =>
     q.query('INSERT INTO session_ids (session_id) VALUES ($1) ON CONFLICT DO NOTHING', [sessionId])
@@ -671,28 +656,12 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
           const ids = checkIds(['sessionId', sessionId])
           if (E.isLeft(ids)) return ids
           const rows = (
-            await pool.query<{ shell_run_id: string; record: string }>(
-              'SELECT shell_run_id, record FROM shell_runs WHERE session_id = $1 ORDER BY shell_run_id COLLATE "C"',
+            await pool.query<{ shellRunId: string; record: string }>(
+              'SELECT shell_run_id AS "shellRunId", record FROM shell_runs WHERE session_id = $1 ORDER BY shell_run_id COLLATE "C"',
               [sessionId],
             )
           ).rows
-          const listed: Array<ShellRunListing> = []
-          for (const { shell_run_id: shellRunId, record } of rows) {
-            // As for runs: an id the store never writes fails the listing closed (decisions 60).
-            if (!ShellRunId.is(shellRunId)) {
-              return E.left(unreadable(shellWhere(sessionId, shellRunId), 'shell run id is invalid'))
-            }
-            const decoded = decodeStored(
-              record,
-              shellWhere(sessionId, shellRunId),
-              decodeShellRun,
-              (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
-            )
-            listed.push(
-              E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left },
-            )
-          }
-          return E.right(listed)
+          return listStoredShellRuns(sessionId, rows, shellWhere)
         },
       ),
   }

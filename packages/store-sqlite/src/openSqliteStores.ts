@@ -16,7 +16,6 @@ import {
   RunId,
   type RuntimeEvent,
   SessionId,
-  ShellRunId,
 } from '@maka/events'
 import {
   checkClaimBoundary,
@@ -26,6 +25,8 @@ import {
   checkRunHeader,
   claimConflict,
   consumerFailed,
+  decodeStoredRecord,
+  listStoredShellRuns,
   deliverBatch,
   replayVerdict,
   emptyLedgerSnapshot,
@@ -48,7 +49,6 @@ import {
   type LedgerScan,
   type LedgerSnapshot,
   type RunListing,
-  type ShellRunListing,
   type StoreError,
   type StorePorts,
 } from '@maka/stores'
@@ -140,22 +140,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
     }
 
   // Decodes a stored record; a record that does not decode, or names other ids, is `Unreadable`.
-  const decodeStored = <A>(
-    text: string,
-    at: string,
-    decode: (u: unknown) => E.Either<string, A>,
-    sameIds: (a: A) => boolean,
-  ): Outcome<A> => {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return E.left(unreadable(at, 'record is not valid JSON'))
-    }
-    const decoded = decode(parsed)
-    if (E.isLeft(decoded)) return E.left(unreadable(at, decoded.left))
-    return sameIds(decoded.right) ? decoded : E.left(unreadable(at, 'the record names other ids than its place'))
-  }
+  const decodeStored = decodeStoredRecord
 
   const touchSession = (db: Db, sessionId: string) =>
     db.prepare('INSERT OR IGNORE INTO session_ids (session_id) VALUES (?)').run(sessionId)
@@ -522,23 +507,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
               'SELECT shell_run_id AS shellRunId, record FROM shell_runs WHERE session_id = ? ORDER BY shell_run_id',
             )
             .all(sessionId) as Array<{ readonly shellRunId: string; readonly record: string }>
-          const listed: Array<ShellRunListing> = []
-          for (const { shellRunId, record } of rows) {
-            // As for runs: an id the store never writes fails the listing closed (decisions 60).
-            if (!ShellRunId.is(shellRunId)) {
-              return E.left(unreadable(shellWhere(sessionId, shellRunId), 'shell run id is invalid'))
-            }
-            const decoded = decodeStored(
-              record,
-              shellWhere(sessionId, shellRunId),
-              decodeShellRun,
-              (r) => r.sessionId === sessionId && r.shellRunId === shellRunId,
-            )
-            listed.push(
-              E.isRight(decoded) ? { shellRunId, shellRun: decoded.right } : { shellRunId, error: decoded.left },
-            )
-          }
-          return E.right(listed)
+          return listStoredShellRuns(sessionId, rows, shellWhere)
         },
       ),
   }

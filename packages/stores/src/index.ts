@@ -93,3 +93,4 @@ export {
   claimPath,
   ownerLockPath,
 } from './layout.js'
+export { decodeStoredRecord, listStoredShellRuns } from './storedRecords.js'
