@@ -45,7 +45,9 @@ const isContinuation = (value: unknown): value is ContinuationLike =>
 
 // A marker that cannot occur in JSON text (a raw NUL is always escaped by JSON.stringify).
 const marker = (n: number): string => JSON.stringify(`\u0000stream ${n}\u0000`)
-const CHUNK_CHARS = 1 << 16
+// The text waiting for a write lives through young collections like a replay's batch does
+// (readLedgerFile.ts): kept small, it does not make V8 grow its young generation.
+const CHUNK_CHARS = 1 << 14
 const EVENTS_PER_LINE = 64
 
 // The planner builds runtimeContext as the ancestors' segments followed by the source's own, so the

@@ -185,7 +185,9 @@ describe('startup', () => {
       startupInChild(dataDir),
     ])) as unknown as Array<StartupReport>
     const continued = reports.flatMap((r) => r.continued.map((c) => c.sessionId)).sort()
-    expect(continued).toEqual(['s-a', 's-b'])
+    // The reasons each instance gave for what it left, so a failure says which gate parked.
+    const left = JSON.stringify(reports.map((r) => r.notContinued))
+    expect(continued, left).toEqual(['s-a', 's-b'])
     for (const sessionId of ['s-a', 's-b']) {
       const runs = await continuationsOf(dataDir, sessionId)
       expect(runs).toHaveLength(1)

@@ -178,9 +178,9 @@ export const makeLedgerScanner = (
           rows += 1
           sink(event)
         }
-  // `id` is unique within a ledger. Kept outside V8's heap (idSet.ts): a Set of the rows' own id strings
-  // kept them all alive, a third of a fold's peak memory.
-  const ids = options.repeatedIds === 'known_absent' ? noIdCheck : makeIdSet()
+  // `id` is unique within a ledger. Kept as bits and outside V8's heap (idSet.ts): a Set of the rows'
+  // own id strings kept them all alive, a third of a fold's peak memory.
+  const ids = options.repeatedIds === 'known_absent' ? noIdCheck : makeIdSet(identity.runId)
   // The first unreadable row ends decoding; a foreign row does not, so the row count and every
   // later problem stay known (an unreadable row anywhere outranks a foreign one: planner exit 7 before 8).
   let unreadable: LedgerProblem | null = null
@@ -403,7 +403,7 @@ export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink)
           kept += 1
           sink(event)
         }
-  const ids = makeIdSet()
+  const ids = makeIdSet(identity.runId)
   let rows = 0
   let bytes = 0
   let unreadable: LedgerProblem | null = null
