@@ -104,6 +104,10 @@ const MAX_PROMPT_CHARS = 100_000
 const sentenceOf = (code: string): string =>
   isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
 
+// How long start-up waits, in all, for sessions other processes held when it first looked.
+const OWNER_WAIT_MS = 5_000
+const OWNER_POLL_MS = 50
+
 const parked = (codes: ReadonlyArray<string>): Parked => ({
   disposition: 'park',
   rejectionReasons: codes,
@@ -383,14 +387,45 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       const notContinued: Array<{ sessionId: string; result: Parked | StartFailed }> = []
       if (options.safeResume) {
         const summaries = await listSessionSummaries(reader.stores)
-        const interrupted = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted && !s.ownerAlive) : []
-        for (const summary of interrupted) {
-          const result = await resumeLatest(summary.sessionId)
+        // A session a live process owns is never `interrupted` (its run may simply be running), so it is
+        // a candidate too, judged again once that owner lets go.
+        const candidates = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
+        // A session another process owned at the first look is looked at again once, when that owner
+        // lets go or the wait ends: two instances starting together each hold sessions briefly for
+        // their own recovery, and neither may leave a session both saw held (liveness; the claim
+        // keeps a boundary from being continued twice whoever tries).
+        const heldElsewhere: Array<string> = []
+        const attempt = async (sessionId: string, last: boolean) => {
+          const result = await resumeLatest(sessionId)
           if (result.disposition === 'started') {
-            continued.push({ sessionId: summary.sessionId, runId: result.runId })
-            emit({ type: 'autoContinued', sessionId: summary.sessionId, runId: result.runId })
+            continued.push({ sessionId, runId: result.runId })
+            emit({ type: 'autoContinued', sessionId, runId: result.runId })
+          } else if (
+            !last &&
+            result.disposition === 'park' &&
+            result.rejectionReasons.includes('session_owner_alive')
+          ) {
+            heldElsewhere.push(sessionId)
           } else {
-            notContinued.push({ sessionId: summary.sessionId, result })
+            notContinued.push({ sessionId, result })
+          }
+        }
+        for (const summary of candidates) {
+          if (summary.ownerAlive) heldElsewhere.push(summary.sessionId)
+          else await attempt(summary.sessionId, false)
+        }
+        const deadline = Date.now() + OWNER_WAIT_MS
+        for (const sessionId of heldElsewhere) {
+          let summary = await summarizeStoredSession(reader.stores, sessionId)
+          while (summary.ownerAlive && Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, OWNER_POLL_MS))
+            summary = await summarizeStoredSession(reader.stores, sessionId)
+          }
+          // Still owned: that process is running the session, and it is left to it (reported only
+          // when the session was seen interrupted, as before).
+          if (!summary.ownerAlive && summary.interrupted) await attempt(sessionId, true)
+          else if (summary.ownerAlive && summary.interrupted) {
+            notContinued.push({ sessionId, result: parked(['session_owner_alive']) })
           }
         }
       }
