@@ -3,8 +3,8 @@
  *
  * The runtime names its rows `<runId>-e<row>` (executor `runWriter`), so in a ledger it wrote every
  * id is its own run's prefix and a number. Those ids are kept as bits: one bit per number, in 8 KiB
- * pages made when first touched, so a million-row ledger costs 128 KiB instead of the ~20 MB its id
- * strings took in a `StringIndex` (decision 100). Any other id — another run's, a number with a
+ * pages made when first touched, so a million-row ledger costs 128 KiB instead of tens of MB of id
+ * strings in a `StringIndex` (decision 100). Any other id — another run's, a number with a
  * leading zero, a sign, or past the pages' range — goes to a `StringIndex` (`@maka/events`): outside
  * V8's heap, exact. Which of the two holds an id depends on the id alone, never on what came before,
  * so the set stays exact: a canonical decimal names exactly one number and back.
