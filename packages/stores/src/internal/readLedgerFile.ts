@@ -28,7 +28,7 @@ const CHUNK_BYTES = 1 << 20
 // A replay's chunk is also the batch its consumer holds while it writes, and every young collection
 // that finds the batch alive counts it as surviving: V8 doubles its young generation once the bytes
 // that survived add up to its size. A 16 KiB batch keeps that sum below the line for a 100k-row plan
-// and 200k (peak RSS at 100k rows: 73 MB, against 81 MB with 256 KiB and 111 MB with 1 MiB).
+// and 200k (peak RSS of `resume plan --json` at 100k rows: ~74 MB, against ~81 MB with 256 KiB).
 const REPLAY_CHUNK_BYTES = 1 << 14
 
 /**
