@@ -3,12 +3,16 @@
  * The renderer against a fake `window.maka`: the banner, Safe resume disabled while pending, the
  * park toast with every sentence, the started toast and the continuation streaming in.
  */
-import { act, cleanup, fireEvent, render, screen, waitFor } from '@testing-library/react'
+import { act, cleanup, configure, fireEvent, render, screen, waitFor } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { App } from '../src/renderer/App.js'
 import type { HostMessage, MakaApi, ResumeLatestResult, SessionListItem, SessionView } from '../src/shared/api.js'
 
 afterEach(cleanup)
+
+// testing-library gives up on `findBy…`/`waitFor` after 1 s by default; on a shared 2-core CI
+// machine a first render can take longer. A screen that never comes still fails, only later.
+configure({ asyncUtilTimeout: 30_000 })
 
 const interrupted: SessionListItem = {
   sessionId: 's-1',

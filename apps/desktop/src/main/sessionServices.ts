@@ -104,9 +104,25 @@ const MAX_PROMPT_CHARS = 100_000
 const sentenceOf = (code: string): string =>
   isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
 
-// How long start-up waits, in all, for sessions other processes held when it first looked.
-const OWNER_WAIT_MS = 5_000
+// How long start-up waits, in all, for sessions other processes held; a session owned for longer is
+// being run by that process.
+const OWNER_WAIT_MS = 10_000
 const OWNER_POLL_MS = 50
+
+// A jittered poll, so two instances that keep meeting at one session fall out of step.
+const pause = () => new Promise((resolve) => setTimeout(resolve, OWNER_POLL_MS * (1 + Math.random())))
+
+// What another process's recovery or run does to a plan made while it held the session.
+const RACE_CODES: ReadonlySet<string> = new Set([
+  'session_owner_alive',
+  'source_terminal_changed',
+  'source_high_water_changed',
+])
+
+const leftForARace = (result: ResumeLatestResult): boolean =>
+  result.disposition === 'park' &&
+  result.rejectionReasons.length > 0 &&
+  result.rejectionReasons.every((code) => RACE_CODES.has(code))
 
 const parked = (codes: ReadonlyArray<string>): Parked => ({
   disposition: 'park',
@@ -390,43 +406,36 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         // A session a live process owns is never `interrupted` (its run may simply be running), so it is
         // a candidate too, judged again once that owner lets go.
         const candidates = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
-        // A session another process owned at the first look is looked at again once, when that owner
-        // lets go or the wait ends: two instances starting together each hold sessions briefly for
-        // their own recovery, and neither may leave a session both saw held (liveness; the claim
-        // keeps a boundary from being continued twice whoever tries).
-        const heldElsewhere: Array<string> = []
+        // Two instances starting together each hold sessions briefly (their own recovery, a plan that
+        // the other's recovery made stale, an execution that lost the claim). A session left for such
+        // a reason is judged again from fresh state once its owner lets go, until the wait ends:
+        // neither instance may leave a session both saw held (liveness; the claim keeps a boundary
+        // from being continued twice whoever tries).
+        const again: Array<string> = []
         const attempt = async (sessionId: string, last: boolean) => {
           const result = await resumeLatest(sessionId)
           if (result.disposition === 'started') {
             continued.push({ sessionId, runId: result.runId })
             emit({ type: 'autoContinued', sessionId, runId: result.runId })
-          } else if (
-            !last &&
-            result.disposition === 'park' &&
-            result.rejectionReasons.includes('session_owner_alive')
-          ) {
-            heldElsewhere.push(sessionId)
-          } else {
-            notContinued.push({ sessionId, result })
-          }
+          } else if (!last && leftForARace(result)) again.push(sessionId)
+          else notContinued.push({ sessionId, result })
         }
         for (const summary of candidates) {
-          if (summary.ownerAlive) heldElsewhere.push(summary.sessionId)
+          if (summary.ownerAlive) again.push(summary.sessionId)
           else await attempt(summary.sessionId, false)
         }
         const deadline = Date.now() + OWNER_WAIT_MS
-        for (const sessionId of heldElsewhere) {
+        while (again.length > 0) {
+          const sessionId = again.shift() as string
+          await pause()
           let summary = await summarizeStoredSession(reader.stores, sessionId)
           while (summary.ownerAlive && Date.now() < deadline) {
-            await new Promise((resolve) => setTimeout(resolve, OWNER_POLL_MS))
+            await pause()
             summary = await summarizeStoredSession(reader.stores, sessionId)
           }
-          // Still owned: that process is running the session, and it is left to it (reported only
-          // when the session was seen interrupted, as before).
-          if (!summary.ownerAlive && summary.interrupted) await attempt(sessionId, true)
-          else if (summary.ownerAlive && summary.interrupted) {
-            notContinued.push({ sessionId, result: parked(['session_owner_alive']) })
-          }
+          // Still owned when the wait ends: that process is running the session, and it is left to it.
+          // Not interrupted: the other instance continued it, or it ended.
+          if (!summary.ownerAlive && summary.interrupted) await attempt(sessionId, Date.now() >= deadline)
         }
       }
       return { recoveryActions: actions.length, continued, notContinued }
