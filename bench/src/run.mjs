@@ -136,6 +136,8 @@ const ledgerGroup = () =>
         args: cli('resume', 'plan', '--session', f.sessionId, '--json', '--data-dir', f.dataDir),
       },
       { name: 'resume', args: cli('resume', '--session', f.sessionId, '--data-dir', f.dataDir), after: cleanup },
+      // Decision 103: a session shown whole, every row narrated (report only: no target yet).
+      { name: 'showJson', args: cli('show', f.sessionId, '--json', '--data-dir', f.dataDir) },
     ])
     return { events, ledgerBytes: f.bytes, results }
   })
@@ -267,6 +269,17 @@ const verdicts = (report) => {
       name: `resume ${l.events} events, time vs floor (report only)`,
       value: Number(ratio(r.medianMs, f.medianMs).toFixed(3)),
     })
+    if (l.results.showJson !== undefined) {
+      const sj = l.results.showJson
+      out.push({
+        name: `show --json ${l.events} events, time vs floor (report only)`,
+        value: Number(ratio(sj.medianMs, f.medianMs).toFixed(3)),
+      })
+      out.push({
+        name: `show --json ${l.events} events, peak RSS vs ledger bytes (report only)`,
+        value: Number(ratio(sj.medianRssBytes, l.ledgerBytes).toFixed(3)),
+      })
+    }
     out.push({
       name: `floor ${l.events} events, peak RSS vs ledger bytes (report only)`,
       value: Number(ratio(f.medianRssBytes, l.ledgerBytes).toFixed(3)),

@@ -62,3 +62,12 @@ export class StoreUnavailableError extends Error {
 export class HistoryChangedError extends Error {
   override readonly name = 'HistoryChangedError'
 }
+
+/**
+ * A ledger `maka show` was printing no longer held the rows it first read (rewritten or cut between
+ * its two reads): the output printed so far is cut off before its end. One line on stderr, exit 1.
+ * @category errors
+ */
+export class ShowCutOffError extends Error {
+  override readonly name = 'ShowCutOffError'
+}

@@ -4,13 +4,14 @@
  * and its `sourceRuntimeContext` — always the tail of `runtimeContext` — as a reference into it:
  * `{ runtimeContextOffset, count }`, the events `runtimeContext[offset .. offset + count)`.
  *
- * The output is written a chunk at a time and waits for the stream to drain, so a million-event
- * history never becomes one string (V8 caps a string at ~512 MiB) and memory stays at one chunk.
+ * The output is written a chunk at a time (`chunkedOutput.ts`), so a million-event history never
+ * becomes one string (V8 caps a string at ~512 MiB).
  */
 import type { RuntimeEvent } from '@maka/events'
 import type { PlanOutline } from '@maka/executor'
 import type { ContinuationOutline } from '@maka/planner'
 import * as E from 'fp-ts/lib/Either.js'
+import { type TextSink, makeChunkedWriter } from './chunkedOutput.js'
 import { HistoryChangedError } from './ExitCode.js'
 
 /**
@@ -27,10 +28,7 @@ export interface SourceContextReference {
  * The stream the JSON goes to (`process.stdout` in the CLI).
  * @category models
  */
-export interface JsonSink {
-  write(chunk: string): boolean
-  once(event: 'drain', listener: () => void): unknown
-}
+export type JsonSink = TextSink
 
 interface ContinuationLike {
   readonly runtimeContext: ReadonlyArray<RuntimeEvent>
@@ -45,9 +43,6 @@ const isContinuation = (value: unknown): value is ContinuationLike =>
 
 // A marker that cannot occur in JSON text (a raw NUL is always escaped by JSON.stringify).
 const marker = (n: number): string => JSON.stringify(`\u0000stream ${n}\u0000`)
-// The text waiting for a write lives through young collections like a replay's batch does
-// (readLedgerFile.ts): kept small, it does not make V8 grow its young generation.
-const CHUNK_CHARS = 1 << 14
 const EVENTS_PER_LINE = 64
 
 // The planner builds runtimeContext as the ancestors' segments followed by the source's own, so the
@@ -96,17 +91,7 @@ const writeSkeleton = async (
   streams: ReadonlyArray<EventStream>,
   compact: boolean,
 ): Promise<void> => {
-  let pending = ''
-  const flush = async () => {
-    if (pending.length === 0) return
-    const chunk = pending
-    pending = ''
-    if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once('drain', () => resolve()))
-  }
-  const emit = async (text: string) => {
-    pending += text
-    if (pending.length >= CHUNK_CHARS) await flush()
-  }
+  const { emit, flush } = makeChunkedWriter(sink)
 
   let rest = skeleton
   for (const [n, stream] of streams.entries()) {
@@ -127,8 +112,7 @@ const writeSkeleton = async (
         printed += line.length
         const text = JSON.stringify(line).slice(1, -1)
         line = []
-        pending += `${itemIndent}${text}${printed >= stream.count ? newline : `,${newline}`}`
-        if (pending.length >= CHUNK_CHARS) await flush()
+        await emit(`${itemIndent}${text}${printed >= stream.count ? newline : `,${newline}`}`)
       }
       await stream.each(async (events) => {
         for (const event of events) {

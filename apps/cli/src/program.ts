@@ -6,7 +6,14 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
 import { isProviderChoiceError } from '@maka/providers'
-import { BadInputError, ExitCode, HistoryChangedError, StoreUnavailableError, WriteFailedError } from './ExitCode.js'
+import {
+  BadInputError,
+  ExitCode,
+  HistoryChangedError,
+  ShowCutOffError,
+  StoreUnavailableError,
+  WriteFailedError,
+} from './ExitCode.js'
 import {
   type GlobalFlags,
   DEMO_CRASH_POINTS,
@@ -245,7 +252,14 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .description("a session's runs as a lineage tree and each ledger as a timeline")
     .argument('<session>', 'session id')
     .option('--json', 'JSON output')
-    .addHelpText('after', helpFooter(['0    shown', '2    unknown session or other bad input; nothing changed']))
+    .addHelpText(
+      'after',
+      helpFooter([
+        '0    shown',
+        '1    a ledger changed while it was shown, or the store failed: the output is cut off',
+        '2    unknown session or other bad input; nothing changed',
+      ]),
+    )
     .action(
       act(async (sessionId: string, options: JsonFlag, command: Command) =>
         (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
@@ -363,6 +377,10 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
     }
     if (error instanceof HistoryChangedError) {
       process.stderr.write(`maka: the plan's history could not be printed whole: ${oneLine(error.message)}\n`)
+      return ExitCode.failed
+    }
+    if (error instanceof ShowCutOffError) {
+      process.stderr.write(`maka: the session could not be shown whole: ${oneLine(error.message)}\n`)
       return ExitCode.failed
     }
     const message = error instanceof Error ? error.message : String(error)

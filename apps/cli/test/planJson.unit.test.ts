@@ -2,7 +2,6 @@
  * The plan JSON writer: the history printed once, the source segment as a checkable reference, and
  * output that waits for a full stream to drain.
  */
-import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import type { RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
@@ -11,6 +10,7 @@ import type { OutlinedPlan, ReplaySegment } from '@maka/planner'
 import * as E from 'fp-ts/lib/Either.js'
 import { HistoryChangedError } from '../src/ExitCode.js'
 import { writeOutlinedPlanJson, writePlanJson } from '../src/planJson.js'
+import { slowSink } from './slowSink.js'
 
 const ancestor = makeLedgerBuilderUnsafe({ sessionId: 's', invocationId: 'i0', runId: 'r0', turnId: 't0' })
 const source = makeLedgerBuilderUnsafe({ sessionId: 's', invocationId: 'i1', runId: 'r1', turnId: 't1' })
@@ -29,33 +29,6 @@ const plan = {
     sourceRuntimeContext: own,
     safetySnapshot: { workspaceIdentity: 'fs:1:2:/w', backgroundOperationsSettled: true, availableToolNames: [] },
   },
-}
-
-/** A stream that accepts `capacity` writes, then reports full until it is drained by hand. */
-const slowSink = (capacity: number) => {
-  const emitter = new EventEmitter()
-  const chunks: Array<string> = []
-  let room = capacity
-  let waiting = false
-  return {
-    chunks,
-    get waiting() {
-      return waiting
-    },
-    write(chunk: string) {
-      if (waiting) throw new Error('written while the stream was full')
-      chunks.push(chunk)
-      room -= 1
-      waiting = room <= 0
-      return !waiting
-    },
-    once: (event: 'drain', listener: () => void) => emitter.once(event, listener),
-    drain() {
-      room = capacity
-      waiting = false
-      emitter.emit('drain')
-    },
-  }
 }
 
 describe('writePlanJson', () => {

@@ -2,10 +2,11 @@
  * The main-process handlers in Node, through a fake `ipcMain`, against real file stores in temp
  * dirs holding sessions interrupted by SIGKILLing real turns.
  */
-import { writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences } from '@maka/events'
+import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import {
   Channels,
   type HostMessage,
@@ -139,6 +140,46 @@ describe('sessions:resumeLatest', () => {
     })
     await expect(app.invoke(Channels.resumeLatest, '../etc')).rejects.toMatchObject({ code: 'bad_input' })
     await expect(app.invoke(Channels.resumeLatest, 'nobody')).rejects.toMatchObject({ code: 'unknown_session' })
+  })
+})
+
+describe('sessions:get', () => {
+  it('keeps the newest 500 rows of every run in run order, and counts the rest as omitted', async () => {
+    const { dataDir, workspace } = await scratch()
+    await interruptedSession(dataDir, workspace, 's-long', 'after_tool_response')
+    await makeSessionServices({ dataDir, safeResume: false, emit: () => {} }).startup()
+    const [first] = await runHeaders(dataDir, 's-long')
+    if (first === undefined) throw new Error('no run')
+    const runsDir = join(dataDir, 'sessions', 's-long', 'runs')
+    const base = JSON.parse(await readFile(join(runsDir, first.runId, 'run.json'), 'utf8')) as Record<string, unknown>
+    // Two later runs written whole: 400 rows, then 350, so the newest 500 start inside the first.
+    const later: Array<ReadonlyArray<string>> = []
+    for (const [n, rows] of [400, 350].entries()) {
+      const identity = {
+        sessionId: 's-long',
+        runId: `run-long-${n}`,
+        invocationId: `inv-long-${n}`,
+        turnId: `turn-long-${n}`,
+      }
+      const createdAt = `2099-01-0${n + 1}T00:00:00.000Z`
+      await mkdir(join(runsDir, identity.runId))
+      await writeFile(
+        join(runsDir, identity.runId, 'run.json'),
+        JSON.stringify({ ...base, ...identity, createdAt, updatedAt: createdAt }),
+      )
+      const b = makeLedgerBuilderUnsafe(identity)
+      const events = [b.userText(`turn ${n}`), ...Array.from({ length: rows - 1 }, (_, i) => b.modelText(`row ${i}`))]
+      await writeFile(
+        join(runsDir, identity.runId, 'runtime-events.jsonl'),
+        events.map((event) => `${JSON.stringify(event)}\n`).join(''),
+      )
+      later.push(events.map((event) => event.id))
+    }
+    const app = host(dataDir, false)
+    const view = await app.invoke<SessionView>(Channels.get, 's-long')
+    const firstRows = (await ledgerRows(dataDir, 's-long', first.runId)).length
+    expect(view.omitted).toBe(firstRows + 400 + 350 - 500)
+    expect(view.items.map((item) => item.eventId)).toEqual([...(later[0] ?? []).slice(-150), ...(later[1] ?? [])])
   })
 })
 

@@ -49,14 +49,12 @@ export {
 export { makeRuntime } from './makeRuntime.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
 export {
-  type RunDetail,
-  type SessionDetail,
   listSessionRuns,
   listSessionSummaries,
   summarizeStoredSession,
   findMostRecentSession,
-  loadSessionDetail,
 } from './readSessionCatalog.js'
+export { type RunOutline, type SessionOutline, loadSessionOutline } from './sessionOutline.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

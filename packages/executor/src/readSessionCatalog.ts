@@ -1,51 +1,19 @@
 /**
  * The reads behind the session read model (`@maka/planner`'s `sessionQueries`): session records,
- * run listings, owner-lock liveness and ledgers from the file stores, handed to the pure queries.
- * Read-only; never repairs or writes anything. Every host lists sessions through these.
+ * run listings and owner-lock liveness from the stores, handed to the pure queries (a session's
+ * ledgers are read by `sessionOutline.ts`). Read-only; never repairs or writes anything. Every host
+ * lists sessions through these.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, RuntimeEvent, SessionRecord } from '@maka/events'
 import { ownerLockLiveness } from '@maka/host-inspector'
 import {
-  type LineageNode,
   type ListedRun,
   type SessionSummary,
-  type TimelineEntry,
   compareSessions,
-  ledgerTimeline,
   mostRecentSession,
-  sessionLineage,
   summarizeSession,
 } from '@maka/planner'
 import type { StorePorts } from '@maka/stores'
-
-// -------------------------------------------------------------------------------------
-// model
-// -------------------------------------------------------------------------------------
-
-/**
- * One run of a session's detail: its place in the lineage tree, its header and its ledger timeline.
- * @category models
- */
-export interface RunDetail<S> extends LineageNode {
-  readonly header: AgentRun | null
-  readonly headerError?: string
-  readonly highWater: number | null
-  readonly ledgerProblem?: string
-  readonly tornTail: boolean
-  readonly timeline: ReadonlyArray<TimelineEntry<S>>
-}
-
-/**
- * A session's runs: `roots` are runs with no parent in the session, `runs` readable runs in creation
- * order, then unreadable ones.
- * @category models
- */
-export interface SessionDetail<S> {
-  readonly session: SessionRecord
-  readonly roots: ReadonlyArray<string>
-  readonly runs: ReadonlyArray<RunDetail<S>>
-}
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -132,53 +100,4 @@ export const findMostRecentSession = async (stores: StorePorts): Promise<E.Eithe
     best = mostRecentSession(best === undefined ? readable : [best, ...readable])
   }
   return E.right(best?.sessionId)
-}
-
-const describeProblem = (problem: { readonly _tag: string; readonly line: number }): string =>
-  problem._tag === 'Unreadable' ? `unreadable at line ${problem.line}` : `a row of another run at line ${problem.line}`
-
-/**
- * A session's runs as a lineage tree, each with its ledger as a timeline of `summarize`'s rows.
- * @category constructors
- */
-export const loadSessionDetail = async <S extends { readonly toolCallId?: string }>(
-  stores: StorePorts,
-  session: SessionRecord,
-  summarize: () => (event: RuntimeEvent) => S,
-): Promise<E.Either<string, SessionDetail<S>>> => {
-  const listed = await listSessionRuns(stores, session.sessionId)
-  if (E.isLeft(listed)) return listed
-  const headers = new Map(listed.right.flatMap((run) => ('header' in run ? [[run.runId, run.header] as const] : [])))
-  const errors = new Map(listed.right.flatMap((run) => ('error' in run ? [[run.runId, run.error] as const] : [])))
-  const lineage = sessionLineage(listed.right)
-  const runs: Array<RunDetail<S>> = []
-  for (const node of lineage.nodes) {
-    const header = headers.get(node.runId)
-    if (header === undefined) {
-      runs.push({
-        ...node,
-        header: null,
-        headerError: errors.get(node.runId) ?? 'Unreadable',
-        highWater: null,
-        tornTail: false,
-        timeline: [],
-      })
-      continue
-    }
-    const ledger = await stores.events.read(session.sessionId, header.runId)()
-    if (E.isLeft(ledger)) {
-      runs.push({ ...node, header, highWater: null, ledgerProblem: ledger.left._tag, tornTail: false, timeline: [] })
-      continue
-    }
-    const { events, highWater, problem, tornTail } = ledger.right
-    runs.push({
-      ...node,
-      header,
-      highWater,
-      ...(problem === null ? {} : { ledgerProblem: describeProblem(problem) }),
-      tornTail: tornTail !== null,
-      timeline: ledgerTimeline(events, summarize()),
-    })
-  }
-  return E.right({ session, roots: lineage.roots, runs })
 }

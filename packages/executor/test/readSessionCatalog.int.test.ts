@@ -12,7 +12,7 @@ import {
   findMostRecentSession,
   listSessionRuns,
   listSessionSummaries,
-  loadSessionDetail,
+  loadSessionOutline,
   plannerStorePort,
   summarizeStoredSession,
 } from '../src/index.js'
@@ -88,12 +88,16 @@ describe('readSessionCatalog', () => {
 
       const record = await w.stores.sessions.read(sessionId)()
       if (E.isLeft(record)) throw new Error('no session record')
-      const detail = await loadSessionDetail(w.stores, record.right, eventKind)
-      if (E.isLeft(detail)) throw new Error(detail.left)
-      expect(detail.right.runs.map((run) => run.runId)).toEqual([base.runId, 'run-offset', 'run-late'])
-      expect(detail.right.roots).toEqual([base.runId, 'run-offset', 'run-late'])
-      expect(detail.right.runs[0]?.timeline.length).toBeGreaterThan(0)
-      expect(detail.right.runs[0]?.timeline[0]).toMatchObject({ index: 1, kind: 'text' })
+      const outline = await loadSessionOutline(w.stores, record.right, eventKind)
+      if (E.isLeft(outline)) throw new Error(outline.left)
+      expect(outline.right.runs.map((run) => run.runId)).toEqual([base.runId, 'run-offset', 'run-late'])
+      expect(outline.right.roots).toEqual([base.runId, 'run-offset', 'run-late'])
+      const timeline: Array<{ readonly index: number; readonly kind: string }> = []
+      expect(await outline.right.timeline(base.runId, (entries) => void timeline.push(...entries))).toEqual(
+        E.right(undefined),
+      )
+      expect(timeline.length).toBe(outline.right.runs[0]?.highWater)
+      expect(timeline[0]).toMatchObject({ index: 1, kind: 'text' })
     })
   })
 })

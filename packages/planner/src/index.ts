@@ -126,6 +126,7 @@ export {
   type LineageNode,
   type SessionLineage,
   type TimelineEntry,
+  type TimelineFold,
   compareRunCreation,
   latestTopLevelRun,
   runKindOf,
@@ -136,6 +137,7 @@ export {
   sessionLineage,
   continuationsOf,
   ledgerTimeline,
+  makeTimelineFold,
 } from './sessionQueries.js'
 export {
   type FoldedPlanningInput,

@@ -13,7 +13,7 @@ import {
   isContinuationRun,
   isTerminalRunStatus,
 } from '@maka/events'
-import { projectResumePlan } from '@maka/projection'
+import { makeResumeProjector } from '@maka/projection'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -125,6 +125,22 @@ export type TimelineEntry<S> = S & {
   readonly index: number
   readonly eventId: string
   readonly operationStatus?: string
+}
+
+/**
+ * The timeline of a ledger too long to hold, in two passes over the same rows: `add` takes each row
+ * of the first pass, in ledger order; `finish` then answers the entry of a row of the second pass
+ * from its 1-based index, the row and the host's summary of it. Holds the status of each tool
+ * operation only.
+ * @category models
+ */
+export interface TimelineFold {
+  readonly add: (event: RuntimeEvent) => void
+  readonly finish: () => <S extends { readonly toolCallId?: string }>(
+    index: number,
+    event: RuntimeEvent,
+    summary: S,
+  ) => TimelineEntry<S>
 }
 
 // -------------------------------------------------------------------------------------
@@ -268,6 +284,29 @@ export const continuationsOf = (headers: ReadonlyArray<AgentRun>, runId: string)
   headers.filter((header) => header.continuationSource?.sourceRunId === runId).sort(compareRunCreation)
 
 /**
+ * Starts a {@link TimelineFold}; fed the rows of `ledgerTimeline`, it answers the same entries.
+ * @category constructors
+ */
+export const makeTimelineFold = (): TimelineFold => {
+  const projector = makeResumeProjector({ retainArgs: false })
+  return {
+    add: projector.add,
+    finish: () => {
+      const operations = new Map(projector.finish().operations.map((op) => [op.toolCallId, op.status]))
+      return (index, event, summary) => {
+        const status = summary.toolCallId === undefined ? undefined : operations.get(summary.toolCallId)
+        return {
+          index,
+          eventId: event.id,
+          ...summary,
+          ...(status === undefined ? {} : { operationStatus: status }),
+        }
+      }
+    },
+  }
+}
+
+/**
  * A ledger as a timeline: each event as the host summarises it, with the Phase 0 status of the
  * tool operation its `toolCallId` names.
  * @category constructors
@@ -276,15 +315,8 @@ export const ledgerTimeline = <S extends { readonly toolCallId?: string }>(
   events: ReadonlyArray<RuntimeEvent>,
   summarize: (event: RuntimeEvent) => S,
 ): ReadonlyArray<TimelineEntry<S>> => {
-  const operations = new Map(projectResumePlan(events).operations.map((op) => [op.toolCallId, op.status]))
-  return events.map((event, i) => {
-    const summary = summarize(event)
-    const status = summary.toolCallId === undefined ? undefined : operations.get(summary.toolCallId)
-    return {
-      index: i + 1,
-      eventId: event.id,
-      ...summary,
-      ...(status === undefined ? {} : { operationStatus: status }),
-    }
-  })
+  const fold = makeTimelineFold()
+  for (const event of events) fold.add(event)
+  const entryOf = fold.finish()
+  return events.map((event, i) => entryOf(i + 1, event, summarize(event)))
 }

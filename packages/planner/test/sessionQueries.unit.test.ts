@@ -1,4 +1,5 @@
 import * as E from 'fp-ts/lib/Either.js'
+import type { RuntimeEvent } from '@maka/events'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import {
@@ -14,6 +15,8 @@ import {
 } from '../src/index.js'
 import { continuationHeader, header } from './givenLedger.js'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
+import { projectResumePlan } from '@maka/projection'
+import { build, row } from './arbitraryRows.js'
 
 const turn = (runId: string, createdAt: string, overrides: Record<string, unknown> = {}) =>
   header({ runId, createdAt, updatedAt: createdAt, ...overrides })
@@ -205,6 +208,12 @@ describe('sessionQueries', () => {
   })
 
   describe('ledgerTimeline', () => {
+    // A host's summary that names the call a tool row belongs to.
+    const callIdOf = (event: RuntimeEvent): { readonly toolCallId?: string } =>
+      event.content?.kind === 'function_call' || event.content?.kind === 'function_response'
+        ? { toolCallId: event.content.id }
+        : {}
+
     it('numbers the host summaries from 1 and adds each tool operation status', () => {
       const ledger = makeLedgerBuilderUnsafe()
       const events = [ledger.userText('hi'), ledger.functionCall('call-1', 'list_dir', { path: '.' })]
@@ -213,7 +222,26 @@ describe('sessionQueries', () => {
       )
       expect(timeline.map((entry) => entry.index)).toEqual([1, 2])
       expect(timeline[0]).not.toHaveProperty('operationStatus')
-      expect(timeline[1]).toHaveProperty('operationStatus', expect.any(String))
+      expect(timeline[1]).toHaveProperty('operationStatus', 'indeterminate')
+    })
+
+    it('gives every row that names a call the Phase 0 status of that call, and no other row one', () => {
+      fc.assert(
+        fc.property(fc.array(row, { maxLength: 30 }), (specs) => {
+          const events = build(specs)
+          const statuses = new Map(projectResumePlan(events).operations.map((op) => [op.toolCallId, op.status]))
+          const timeline = ledgerTimeline(events, callIdOf)
+          expect(timeline.map((entry) => entry.index)).toEqual(events.map((_, i) => i + 1))
+          expect(timeline.map((entry) => entry.eventId)).toEqual(events.map((event) => event.id))
+          expect(timeline.map((entry) => entry.operationStatus)).toEqual(
+            events.map((event) => {
+              const id = callIdOf(event).toolCallId
+              return id === undefined ? undefined : statuses.get(id)
+            }),
+          )
+        }),
+        { numRuns: 500 },
+      )
     })
   })
 })

@@ -22,7 +22,7 @@ import {
   type TurnResult,
   listSessionSummaries,
   summarizeStoredSession,
-  loadSessionDetail,
+  loadSessionOutline,
   makeFileRuntime,
 } from '@maka/executor'
 import type { SessionSummary } from '@maka/planner'
@@ -43,6 +43,7 @@ import type {
   SessionView,
   Started,
   StartFailed,
+  TranscriptItem,
 } from '../shared/api.js'
 import { HostInputError } from './HostInputError.js'
 import { transcriptItemOf } from './transcript.js'
@@ -351,18 +352,29 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     get: async (id) => {
       const sessionId = requireSessionId(id)
       const record = await readSession(sessionId)
-      const detail = await loadSessionDetail(reader.stores, record, () => transcriptItemOf)
-      if (E.isLeft(detail)) throw new Error(`The session ${sessionId} cannot be read (${detail.left}).`)
-      const rows = detail.right.runs.flatMap((run) =>
-        run.timeline.map(({ index: _index, operationStatus, ...item }) => ({
-          ...item,
-          ...(operationStatus === undefined ? {} : { status: operationStatus }),
-        })),
-      )
+      const outline = await loadSessionOutline(reader.stores, record, () => transcriptItemOf)
+      if (E.isLeft(outline)) throw new Error(`The session ${sessionId} cannot be read (${outline.left}).`)
+      // Every row streams through; only the newest TRANSCRIPT_ROWS are kept (a ring), so a long
+      // session costs one read batch, not its ledgers.
+      const kept: Array<TranscriptItem> = []
+      let seen = 0
+      for (const run of outline.right.runs) {
+        const streamed = await outline.right.timeline(run.runId, (entries) => {
+          for (const { index: _index, operationStatus, ...item } of entries) {
+            kept[seen % TRANSCRIPT_ROWS] = {
+              ...item,
+              ...(operationStatus === undefined ? {} : { status: operationStatus }),
+            }
+            seen += 1
+          }
+        })
+        if (E.isLeft(streamed)) throw new Error(`The session ${sessionId} cannot be read (${streamed.left}).`)
+      }
+      const start = seen % TRANSCRIPT_ROWS
       return {
         session: listItemOf(await summarizeStoredSession(reader.stores, sessionId)),
-        items: rows.slice(-TRANSCRIPT_ROWS),
-        omitted: Math.max(0, rows.length - TRANSCRIPT_ROWS),
+        items: seen <= TRANSCRIPT_ROWS ? kept : [...kept.slice(start), ...kept.slice(0, start)],
+        omitted: Math.max(0, seen - TRANSCRIPT_ROWS),
       }
     },
     send: async (id, prompt) => {
