@@ -5,7 +5,13 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { AgentRun, RuntimeEvent, SessionRecord } from '@maka/events'
-import { type LineageNode, type TimelineEntry, makeTimelineFold, sessionLineage } from '@maka/planner'
+import {
+  type LineageNode,
+  type TimelineEntry,
+  type TimelineFold,
+  makeTimelineFold,
+  sessionLineage,
+} from '@maka/planner'
 import type { LedgerScan, StorePorts } from '@maka/stores'
 import { listSessionRuns } from './readSessionCatalog.js'
 
@@ -55,7 +61,7 @@ export interface SessionOutline<S> {
 const describeProblem = (problem: { readonly _tag: string; readonly line: number }): string =>
   problem._tag === 'Unreadable' ? `unreadable at line ${problem.line}` : `a row of another run at line ${problem.line}`
 
-type EntryOf = ReturnType<ReturnType<typeof makeTimelineFold>['finish']>
+type EntryOf = ReturnType<TimelineFold['finish']>
 
 /**
  * A session's runs as a lineage tree, each ledger folded once; `summarize` is a factory of the host's

@@ -63,13 +63,14 @@ export const writeOutlineLines = async (sink: TextSink, outline: SessionOutline,
     seen.add(runId)
     const indent = '  '.repeat(depth + 1)
     await line(`${indent}${depth === 0 ? '●' : '└─'} ${runHeadline(run, style)}`)
-    await streamTimeline(outline, runId, async (entries) => {
+    // A batch's lines go out in one emit, not an await per row.
+    await streamTimeline(outline, runId, (entries) => {
+      let text = ''
       for (const entry of entries) {
         const op = entry.operationStatus === undefined ? '' : ` ${style.dim(`[${entry.operationStatus}]`)}`
-        await line(
-          `${indent}   ${`${String(entry.index).padStart(3)}. ${entry.role.padEnd(6)} ${entry.kind.padEnd(19)} ${entry.text}${op}`.trimEnd()}`,
-        )
+        text += `${indent}   ${`${String(entry.index).padStart(3)}. ${entry.role.padEnd(6)} ${entry.kind.padEnd(19)} ${entry.text}${op}`.trimEnd()}\n`
       }
+      return out.emit(text)
     })
     if (run.ledgerProblem !== undefined)
       await line(`${indent}        ${style.red(`ledger problem: ${run.ledgerProblem}`)}`)
@@ -90,11 +91,13 @@ const writeTimelineJson = async (out: ChunkedWriter, outline: SessionOutline, ru
   const itemIndent = `\n${' '.repeat(indent + 2)}`
   let first = true
   await out.emit('[')
-  await streamTimeline(outline, runId, async (entries) => {
+  await streamTimeline(outline, runId, (entries) => {
+    let text = ''
     for (const entry of entries) {
-      await out.emit(`${first ? '' : ','}${itemIndent}${JSON.stringify(entry, null, 2).replaceAll('\n', itemIndent)}`)
+      text += `${first ? '' : ','}${itemIndent}${JSON.stringify(entry, null, 2).replaceAll('\n', itemIndent)}`
       first = false
     }
+    return out.emit(text)
   })
   await out.emit(first ? ']' : `\n${' '.repeat(indent)}]`)
 }
