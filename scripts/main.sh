@@ -6,4 +6,4 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/bootstrap.sh
 echo
-exec node apps/cli/dist/bin.js demo "$@"
+exec node apps/cli/dist/bin.cjs demo "$@"

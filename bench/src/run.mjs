@@ -36,7 +36,7 @@ const parseArgs = (argv) => {
   const options = {
     quick: false,
     reps: undefined,
-    cli: join(repoRoot, 'apps/cli/dist/bin.js'),
+    cli: join(repoRoot, 'apps/cli/dist/bin.cjs'),
     label: 'after',
     check: false,
     only: undefined,

@@ -1,10 +1,10 @@
 /**
  * Bundles the `maka` executable after `tsc` has type-checked and emitted the package: esbuild
- * replaces `dist/bin.js` with one file holding the program (commander included), and writes each
- * lazily imported command to `dist/chunks/`. The commands a user runs most (`sessions`, `show`,
- * `recover`, `resume`, `resume plan`, `run`) are each one self-contained file with exactly the code
- * they use (fp-ts, io-ts and @maka/* included), so a command loads two or three files. Code
- * splitting would share files between them, but esbuild assigns whole files to shared chunks, so
+ * writes `dist/bin.cjs`, one CommonJS file holding the program (commander included; CommonJS so
+ * Node starts it without its ES-module loader, decision 104), and each lazily imported command to
+ * `dist/chunks/`. The commands a user runs most (`sessions`, `show`, `recover`, `resume`, `resume
+ * plan`, `run`) are each one self-contained file with exactly the code they use (fp-ts, io-ts and
+ * @maka/* included), so a command loads two or three files. Code splitting would share files between them, but esbuild assigns whole files to shared chunks, so
  * `maka sessions` would also load the planner and the executor it never calls; one file per command
  * costs disk, not start-up time. The other commands (chat, demo, chaos and their children) keep a
  * split build, so `maka chat` still loads its terminal UI (and ink, react) only when it opens it.
@@ -70,15 +70,17 @@ const lazyChildProcess = {
   },
 }
 
-// The shared file of exit codes and error classes, referred to from `dist/` (the program) or from
-// `dist/chunks/` (the commands).
-const sharedExitCode = (fromChunks) => ({
+// The shared module of exit codes and error classes, CommonJS (`dist/chunks/ExitCode.cjs`), so the
+// executable requires it without starting Node's ES-module loader. `path` is how a build refers to
+// it: the executable and the ES-module commands by its file, a bundle run by `loadCommandBundle` by
+// the name `./ExitCode.js`, which that loader answers with the program's own module.
+const sharedExitCode = (path) => ({
   name: 'shared-exit-code',
   setup(plugin) {
     plugin.onResolve({ filter: /(^|\/)ExitCode\.js$/ }, (args) =>
       args.importer.endsWith(join('src', 'ExitCode.ts')) || args.kind === 'entry-point'
         ? undefined
-        : { path: fromChunks ? './ExitCode.js' : './chunks/ExitCode.js', external: true },
+        : { path, external: true },
     )
   },
 })
@@ -136,7 +138,7 @@ const standalone = await build({
   // `vm.Script` has no stable way to run `import()`: the OpenAI client, loaded when a run first calls
   // the model, is required instead (the package ships CommonJS beside its ES modules).
   supported: { 'dynamic-import': false },
-  plugins: [preferEsModules, sharedExitCode(true), lazyChildProcess],
+  plugins: [preferEsModules, sharedExitCode('./ExitCode.js'), lazyChildProcess],
   entryPoints: entries(commands.filter((name) => STANDALONE.has(name))),
   outdir: 'dist/chunks',
   entryNames: '[name]-[hash]',
@@ -148,17 +150,32 @@ const standaloneFiles = new Map(
     .map(([file, output]) => [/(\w+)\.ts$/.exec(output.entryPoint)[1], file.split('/').pop()]),
 )
 
+// tsc's ES-module `dist/bin.js` is not the executable; `dist/bin.cjs` is.
+rmSync(join(root, 'dist', 'bin.js'), { force: true })
+rmSync(join(root, 'dist', 'bin.d.ts'), { force: true })
+
 await Promise.all([
+  // The executable: CommonJS, which Node starts without its ES-module loader (decision 104).
   build({
     ...common,
-    plugins: [sharedExitCode(false), lazyCommands(standaloneFiles), lazyChildProcess],
-    entryPoints: { bin: 'src/bin.ts' },
-    outdir: 'dist',
+    banner: { js: '"use strict";var __makaBinUrl = require("node:url").pathToFileURL(__filename).href;' },
+    define: { 'import.meta.url': '__makaBinUrl' },
+    format: 'cjs',
+    plugins: [sharedExitCode('./chunks/ExitCode.cjs'), lazyCommands(standaloneFiles), lazyChildProcess],
+    entryPoints: ['src/bin.ts'],
+    outfile: 'dist/bin.cjs',
   }),
-  build({ ...common, entryPoints: { ExitCode: 'src/ExitCode.ts' }, outdir: 'dist/chunks' }),
   build({
     ...common,
-    plugins: [preferEsModules, sharedExitCode(true)],
+    banner: {},
+    format: 'cjs',
+    entryPoints: { ExitCode: 'src/ExitCode.ts' },
+    outdir: 'dist/chunks',
+    outExtension: { '.js': '.cjs' },
+  }),
+  build({
+    ...common,
+    plugins: [preferEsModules, sharedExitCode('./ExitCode.cjs')],
     entryPoints: entries(commands.filter((name) => !STANDALONE.has(name))),
     outdir: 'dist/chunks',
     splitting: true,

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-const CLI = fileURLToPath(new URL('../dist/bin.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../dist/bin.cjs', import.meta.url))
 const PRELOAD = fileURLToPath(new URL('./fixtures/logModuleLoads.mjs', import.meta.url))
 
 const modulesLoadedBy = async (args: ReadonlyArray<string>): Promise<ReadonlyArray<string>> => {

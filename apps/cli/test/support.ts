@@ -10,7 +10,7 @@ import { tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const CLI = resolve(fileURLToPath(new URL('.', import.meta.url)), '../dist/bin.js')
+export const CLI = resolve(fileURLToPath(new URL('.', import.meta.url)), '../dist/bin.cjs')
 
 if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "pnpm --filter @maka/cli run build" first.`)
 
@@ -31,7 +31,7 @@ export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
   return env
 }
 
-/** Runs `node dist/bin.js …args`, optionally in another cwd or as another user. */
+/** Runs `node dist/bin.cjs …args`, optionally in another cwd or as another user. */
 export const runCli = (
   args: ReadonlyArray<string>,
   options: { readonly flag?: boolean; readonly cwd?: string; readonly uid?: number; readonly gid?: number } = {},

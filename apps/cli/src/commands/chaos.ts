@@ -31,7 +31,7 @@ import { say, sayJson } from './commandContext.js'
 const MAX_ITERATIONS = 1_000_000
 const BAR_WIDTH = 30
 
-const bin = (): string => fileURLToPath(new URL('../bin.js', import.meta.url))
+const bin = (): string => fileURLToPath(new URL('../bin.cjs', import.meta.url))
 
 const argsFor =
   (store: ChaosStore) =>

@@ -96,7 +96,7 @@ const remainingSteps = (
   return script.slice(i)
 }
 
-const childEntry = (): string => fileURLToPath(new URL('../bin.js', import.meta.url))
+const childEntry = (): string => fileURLToPath(new URL('../bin.cjs', import.meta.url))
 
 interface ChildOutcome {
   readonly ready: { readonly runId: string; readonly point: string } | null
