@@ -135,6 +135,8 @@ describe('published packages', () => {
           (file) =>
             !['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file) &&
             !/^dist\/.+\.(js|d\.ts)$/.test(file) &&
+            // The CLI's executable and its shared error classes are CommonJS (decision 104).
+            !(p.manifest.name === '@maka/cli' && /^dist\/(bin|chunks\/ExitCode)\.cjs$/.test(file)) &&
             // The desktop host ships its CommonJS preload and the built renderer.
             !(
               p.manifest.name === '@maka/desktop' &&
