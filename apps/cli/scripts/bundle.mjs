@@ -4,9 +4,10 @@
  * Node starts it without its ES-module loader, decision 104), and each lazily imported command to
  * `dist/chunks/`. The commands a user runs most (`sessions`, `show`, `recover`, `resume`, `resume
  * plan`, `run`) are each one self-contained file with exactly the code they use (fp-ts, io-ts and
- * @maka/* included), so a command loads two or three files. Code splitting would share files between them, but esbuild assigns whole files to shared chunks, so
- * `maka sessions` would also load the planner and the executor it never calls; one file per command
- * costs disk, not start-up time. The other commands (chat, demo, chaos and their children) keep a
+ * @maka/* included), so a command loads two or three files. Code splitting would share files
+ * between them, but esbuild assigns whole files to shared chunks, so `maka sessions` would also
+ * load the planner and the executor it never calls; one file per command costs disk, not start-up
+ * time. The other commands (chat, demo, chaos and their children) keep a
  * split build, so `maka chat` still loads its terminal UI (and ink, react) only when it opens it.
  * The classes the program checks with `instanceof` (`ExitCode.ts`) live in one shared file, so an
  * error thrown by any command is recognised by the program. ink, react and the OpenAI client stay
