@@ -2,7 +2,8 @@
  * Session ownership: the process that runs a turn (or repairs a session) holds `owner.lock` for
  * the whole of it. The lock names this process exactly (pid, boot id, start ticks) where the host can
  * read them. A lock whose process is gone — dead pid, or a pid whose identity or start time differs — is
- * stale and taken over; the store makes the takeover atomic and re-reads to confirm it won.
+ * stale and taken over; the store makes the takeover exclusive, so of any number of processes that
+ * judge one dead owner's lock stale at once, exactly one owns the session afterwards.
  */
 import { hostname } from 'node:os'
 import * as E from 'fp-ts/lib/Either.js'

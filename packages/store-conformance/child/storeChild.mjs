@@ -40,5 +40,25 @@ if (input.mode === 'claim') {
   const result = await stores.ownerLocks.acquire(input.sessionId, lock, async () => false)()
   say({ result: result._tag === 'Right' ? 'acquired' : result.left._tag })
   await park()
+} else if (input.mode === 'lock-race') {
+  // Round after round, races the other children for one stale lock: session `<prefix><round>`
+  // once `<barrierDir>/<round>` exists. A lock is stale when its pid is gone. Whatever it wins it
+  // keeps (this process stays alive), so a second winner of a round is a second live owner.
+  const lock = { pid: process.pid, hostname: 'host-a', startedAt: '2026-01-02T03:04:05.678Z' }
+  const isStale = async (existing) => {
+    try {
+      process.kill(existing.pid, 0)
+      return false
+    } catch (error) {
+      return error.code === 'ESRCH'
+    }
+  }
+  say({ ready: true })
+  for (let round = 1; round <= input.rounds; round += 1) {
+    await waitFor(`${input.barrierDir}/${round}`)
+    const result = await stores.ownerLocks.acquire(`${input.prefix}${round}`, lock, isStale)()
+    say({ round, result: result._tag === 'Right' ? 'acquired' : result.left._tag })
+  }
+  await park()
 }
 if (stores.close !== undefined) await stores.close()

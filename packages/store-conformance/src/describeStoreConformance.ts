@@ -60,6 +60,10 @@ export interface ConformanceSubject {
 }
 
 const RACERS = 8
+/** Processes racing one stale owner lock. */
+const LOCK_RACERS = 16
+// CI runs a few dozen rounds; MAKA_LOCK_RACE_ROUNDS=500 (or more) makes it the stress test.
+const LOCK_RACE_ROUNDS = Number(process.env['MAKA_LOCK_RACE_ROUNDS'] ?? 40)
 
 /**
  * Registers the suite for one adapter under `describe(name)`.
@@ -587,6 +591,43 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
           await holder.kill()
           await value(stores.ownerLocks.acquire(S, ownerLock(process.pid), isStale))
           expect(await value((await open(location)).ownerLocks.read(S))).toEqual(ownerLock(process.pid))
+        })
+
+      // The data-losing race of issue 20: several processes judge one dead owner's lock stale at
+      // once. Each round plants a lock of a pid that cannot exist and lets LOCK_RACERS processes go
+      // for it together; a winner keeps its lock alive, so two winners in a round are two owners.
+      if (byPid)
+        it(`lets exactly one of ${LOCK_RACERS} processes take over a stale lock, ${LOCK_RACE_ROUNDS} rounds`, async () => {
+          const { location, stores } = await freshStores()
+          const barrierDir = await scratchDir()
+          const prefix = 'race-'
+          const racers = Array.from({ length: LOCK_RACERS }, () =>
+            spawnStoreChild({
+              ...subject.child,
+              location,
+              mode: 'lock-race',
+              rounds: LOCK_RACE_ROUNDS,
+              barrierDir,
+              prefix,
+            }),
+          )
+          for (const racer of racers) await racer.waitFor((m) => m['ready'] === true)
+          const owners: Array<number> = []
+          for (let round = 1; round <= LOCK_RACE_ROUNDS; round += 1) {
+            // pid_max is at most 2^22 on Linux (and lower on macOS): no process has this pid.
+            const dead = ownerLock(4_194_304 + round)
+            await value(stores.ownerLocks.acquire(`${prefix}${round}`, dead, () => Promise.resolve(false)))
+            await writeFile(join(barrierDir, String(round)), '')
+            const results = await Promise.all(racers.map((racer) => racer.waitFor((m) => m['round'] === round)))
+            const winners = results.filter((m) => m['result'] === 'acquired')
+            owners.push(winners.length)
+            // Every loser saw a live owner: none failed for any other reason.
+            expect(results.filter((m) => m['result'] !== 'acquired' && m['result'] !== 'OwnerLockHeld')).toEqual([])
+          }
+          expect(owners.filter((count) => count !== 1)).toEqual([])
+          const last = await value((await open(location)).ownerLocks.read(`${prefix}${LOCK_RACE_ROUNDS}`))
+          expect(racers.map((racer) => racer.pid)).toContain(last?.pid)
+          for (const racer of racers) await racer.kill()
         })
 
       // A shared server's lock is judged by the server: the caller's pid check is never asked (a pid

@@ -89,3 +89,17 @@ export const claimPath = (dataDir: string, sessionId: string, sourceRunId: strin
  */
 export const ownerLockPath = (dataDir: string, sessionId: string): string =>
   join(sessionDir(dataDir, sessionId), 'owner.lock')
+
+/**
+ * The name every successor file of `owner.lock` starts with.
+ * @category constructors
+ */
+export const OWNER_SUCCESSOR_PREFIX = 'owner.lock.next-'
+
+/**
+ * `sessions/<sessionId>/owner.lock.next-<key>`: the successor of the owner whose identity hashes to
+ * `key`, created exclusively by the one process that takes that owner's stale lock over.
+ * @category constructors
+ */
+export const ownerSuccessorPath = (dataDir: string, sessionId: string, ownerKey: string): string =>
+  join(sessionDir(dataDir, sessionId), `${OWNER_SUCCESSOR_PREFIX}${ownerKey}`)
