@@ -9,6 +9,7 @@ import {
   makeFileStores,
   nodeStoreFs,
   ownerLockPath,
+  sessionDir,
   syncStoreFs,
   runHeaderPath,
   type Fault,
@@ -349,8 +350,8 @@ describe('stores under injected filesystem faults', () => {
     })
   })
 
-  describe('when a stale lock was replaced but could not be made durable', () => {
-    it('gives the lock back instead of leaving this process locked out by its own lock', async () => {
+  describe('when the takeover of a stale lock could not be made durable', () => {
+    it('gives the lock back to the stale owner instead of leaving this process locked out by its own lock', async () => {
       const g = await given(async (s) => {
         await withSession(s)
         await value(s.ownerLocks.acquire(sessionId, ownerLock(1), notStale))
@@ -363,7 +364,23 @@ describe('stores under injected filesystem faults', () => {
         operation: 'fsync',
         subject: `create owner.lock of session ${sessionId}`,
       })
+      expect(await value(g.stores.ownerLocks.read(sessionId))).toEqual(ownerLock(1))
+      expect((await readdir(sessionDir(g.dataDir, sessionId))).filter((n) => n.startsWith('owner.lock.'))).toEqual([])
+      await value(g.stores.ownerLocks.acquire(sessionId, lock, () => Promise.resolve(true)))
+      expect(await value(g.stores.ownerLocks.read(sessionId))).toEqual(lock)
+    })
+
+    it('gives the lock back when owner.lock, rewritten to the new owner, could not be made durable', async () => {
+      const g = await given(async (s) => {
+        await withSession(s)
+        await value(s.ownerLocks.acquire(sessionId, ownerLock(1), notStale))
+      })
+      // The first folder fsync makes the successor file durable; the second follows the rewrite.
+      g.fs.arm({ call: 'fsync', path: new RegExp(`sessions/${sessionId}$`), code: 'EIO', skip: 1 })
+      await failure(g.stores.ownerLocks.acquire(sessionId, lock, () => Promise.resolve(true)))
+      g.fs.disarm()
       await expect(readFile(ownerLockPath(g.dataDir, sessionId))).rejects.toMatchObject({ code: 'ENOENT' })
+      expect(await value(g.stores.ownerLocks.read(sessionId))).toBeNull()
       await value(g.stores.ownerLocks.acquire(sessionId, lock, notStale))
     })
   })
