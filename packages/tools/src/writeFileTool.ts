@@ -1,20 +1,16 @@
 /**
- * `write_file`: creates or replaces one file inside the workspace, creating its parent folders.
+ * `write_file`: creates or replaces one file inside the workspace, creating its parent folders. The
+ * replacement is all-or-nothing (`replaceFileAtomically`), so a crash mid-call leaves the old file or
+ * the new one, never an empty or partial one.
  */
-import { constants } from 'node:fs'
-import { mkdir, writeFile } from 'node:fs/promises'
-import * as nodePath from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { defineTool } from './defineTool.js'
+import { replaceFileAtomically } from './replaceFileAtomically.js'
 import { resolveInsideWorkspace, workspaceRelative } from './resolveInsideWorkspace.js'
 import type { Tool } from './Tool.js'
 import { argumentsObject, requiredString } from './ToolArguments.js'
 import { fileSystemFailed } from './ToolFailure.js'
-
-// O_NOFOLLOW: the path was resolved through its links already, so a link appearing since is refused
-// rather than written through.
-const WRITE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW
 
 /**
  * Builds the `write_file` tool.
@@ -58,8 +54,7 @@ export const makeWriteFileTool = (): Tool =>
       const resolved = await resolveInsideWorkspace(context.cwd, path)
       if (E.isLeft(resolved)) return resolved
       try {
-        await mkdir(nodePath.dirname(resolved.right), { recursive: true })
-        await writeFile(resolved.right, content, { flag: WRITE_FLAGS })
+        await replaceFileAtomically(resolved.right, content)
       } catch (cause) {
         return E.left(fileSystemFailed('write', path, cause))
       }
