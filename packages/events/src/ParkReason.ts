@@ -1,6 +1,7 @@
 /**
  * The planner's park reasons: stable codes, never renamed or reused. Each has a one-line doc and a
- * human sentence for UIs, which never show a raw code alone. Key order is the spec's order.
+ * human sentence for UIs, which never show a raw code alone. Key order is the order the planner
+ * evaluates them in: the spec's, with maka's own `recovery_unwritable` after the flag (early exit 1a).
  */
 
 /**
@@ -10,6 +11,12 @@
 export const ParkReasonSentences = {
   /** The safe-boundary resume flag is not set to 1. */
   resume_feature_disabled: 'Safe resume is turned off (set MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1 to enable it).',
+  /**
+   * maka's own early exit, between the spec's 1 and 2: startup recovery could not repair the session because the
+   * data directory refused it (read-only, permission denied, or a link or a file where maka keeps its own).
+   */
+  recovery_unwritable:
+    'Recovery could not repair this session because its data directory refused it (read-only, permission denied, or a link or file where maka keeps its own); fix that, run maka recover, then resume.',
   /** The session has no top-level run to resume, or its newest one completed. */
   resume_candidate_missing: 'There is nothing to resume: the latest turn of this session completed or none exists.',
   /** Another live process owns the session (`owner.lock`). */
@@ -65,7 +72,7 @@ export const ParkReasonSentences = {
 export type ParkReason = keyof typeof ParkReasonSentences
 
 /**
- * Every park reason code, in the spec's table order.
+ * Every park reason code, in evaluation order (the spec's table order, plus `recovery_unwritable` as exit 1a).
  * @category models
  */
 export const PARK_REASONS: ReadonlyArray<ParkReason> = Object.keys(ParkReasonSentences) as Array<ParkReason>

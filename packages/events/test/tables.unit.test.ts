@@ -12,9 +12,10 @@ import {
 import { makeLedgerBuilderUnsafe } from '../src/testing.js'
 
 describe('ParkReason', () => {
-  it('lists exactly the spec codes, in the spec order', () => {
+  it('lists exactly the spec codes, in the spec order, with recovery_unwritable as early exit 1a', () => {
     expect(PARK_REASONS).toEqual([
       'resume_feature_disabled',
+      'recovery_unwritable',
       'resume_candidate_missing',
       'session_owner_alive',
       'safety_observation_unavailable',

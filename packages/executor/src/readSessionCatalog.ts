@@ -84,20 +84,36 @@ export const listSessionSummaries = async (
 
 /**
  * The most recent readable session from the session records alone (16 read at a time): picking a
- * session costs no run header, ledger or lock.
+ * session costs no run header, ledger or lock. `unreadable` names the sessions whose `session.json`
+ * exists but cannot be read (by its store error's tag), so a caller that finds no readable session
+ * does not mistake them for none; a folder whose `session.json` was never written is no session.
  * @category constructors
  */
-export const findMostRecentSession = async (stores: StorePorts): Promise<E.Either<string, string | undefined>> => {
+export const findMostRecentSession = async (
+  stores: StorePorts,
+): Promise<
+  E.Either<
+    string,
+    {
+      readonly sessionId: string | undefined
+      readonly unreadable: ReadonlyArray<{ readonly sessionId: string; readonly error: string }>
+    }
+  >
+> => {
   const listed = await stores.sessions.list()()
   if (E.isLeft(listed)) return E.left(listed.left._tag)
   const ids = listed.right
   let best: { readonly createdAt: string; readonly sessionId: string } | undefined
+  const unreadable: Array<{ readonly sessionId: string; readonly error: string }> = []
   for (let at = 0; at < ids.length; at += 16) {
-    const records = await Promise.all(ids.slice(at, at + 16).map((id) => stores.sessions.read(id)()))
-    const readable = records.flatMap((record) =>
-      E.isRight(record) ? [{ createdAt: record.right.createdAt, sessionId: record.right.sessionId }] : [],
-    )
+    const batch = ids.slice(at, at + 16)
+    const records = await Promise.all(batch.map((id) => stores.sessions.read(id)()))
+    const readable = records.flatMap((record, i) => {
+      if (E.isRight(record)) return [{ createdAt: record.right.createdAt, sessionId: record.right.sessionId }]
+      if (record.left._tag !== 'NotFound') unreadable.push({ sessionId: batch[i] ?? '', error: record.left._tag })
+      return []
+    })
     best = mostRecentSession(best === undefined ? readable : [best, ...readable])
   }
-  return E.right(best?.sessionId)
+  return E.right({ sessionId: best?.sessionId, unreadable })
 }

@@ -5,7 +5,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { type ContinuationClaim, makeIsoTimestampUnsafe } from '@maka/events'
 import { decideAbandonedClaim } from './decideRecovery.js'
-import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
+import type { PendingRepair, RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
 import { rowStamp } from './runWriter.js'
 
 /**
@@ -74,13 +74,13 @@ export const makeRecoverClaims = ({ stores, clock }: Pick<StartupRecoveryDeps, '
         detail: `claims unreadable: ${claims.left._tag}`,
         error: claims.left,
       })
-      return false
+      return []
     }
-    let needed = false
+    const needed: Array<PendingRepair> = []
     for (const claim of claims.right) {
       const target = await stores.runs.read(sessionId, claim.targetRunId)()
       if (E.isRight(target) || target.left._tag !== 'NotFound') continue
-      needed = true
+      needed.push({ kind: 'close_abandoned_claim', runId: claim.targetRunId })
       if (mode === 'survey') continue
       await closeAbandonedClaim(sessionId, claim, actions)
     }

@@ -6,13 +6,21 @@
 import * as E from 'fp-ts/lib/Either.js'
 import {
   type AgentRun,
+  type RuntimeEvent,
   makeIsoTimestampUnsafe,
   isTerminalEvent,
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
 } from '@maka/events'
+import type { StoreError } from '@maka/stores'
 import { decideRunRecovery } from './decideRecovery.js'
-import type { RecoveryAction, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
+import {
+  type PendingRepair,
+  type RecoveryAction,
+  type RecoveryStep,
+  type StartupRecoveryDeps,
+  isDataDirRefusal,
+} from './RecoveryAction.js'
 import { rowStamp } from './runWriter.js'
 
 const run = async <A, L>(task: () => Promise<E.Either<L, A>>): Promise<E.Either<L, A>> => task()
@@ -27,22 +35,18 @@ export const makeRecoverRuns = ({ stores, clock }: Pick<StartupRecoveryDeps, 'st
   // A terminal header whose ledger's last row is the matching terminal event needs no repair. The
   // terminal invariant makes that the normal state of a finished run, and it is told from the tail
   // alone; anything else (no such row, another status, a tail that cannot tell) needs the full read.
-  const endsConsistently = async (header: AgentRun): Promise<boolean> => {
-    if (!isTerminalRunStatus(header.status)) return false
-    const last = await run(stores.events.readLastRow(header.sessionId, header.runId))
-    return (
-      E.isRight(last) &&
-      last.right !== null &&
-      isTerminalEvent(last.right) &&
-      runStatusFromTerminalStatus(last.right.status) === header.status
-    )
-  }
+  const endsConsistently = (header: AgentRun, last: E.Either<StoreError, RuntimeEvent | null>): boolean =>
+    isTerminalRunStatus(header.status) &&
+    E.isRight(last) &&
+    last.right !== null &&
+    isTerminalEvent(last.right) &&
+    runStatusFromTerminalStatus(last.right.status) === header.status
 
   const recoverRuns: RecoveryStep = async (
     sessionId: string,
     actions: Array<RecoveryAction>,
     mode: 'survey' | 'repair',
-  ): Promise<boolean> => {
+  ): Promise<ReadonlyArray<PendingRepair>> => {
     const runs = await run(stores.runs.list(sessionId))
     if (E.isLeft(runs)) {
       actions.push({
@@ -51,9 +55,9 @@ export const makeRecoverRuns = ({ stores, clock }: Pick<StartupRecoveryDeps, 'st
         detail: `runs unreadable: ${runs.left._tag}`,
         error: runs.left,
       })
-      return false
+      return []
     }
-    let needed = false
+    const needed: Array<PendingRepair> = []
     for (const entry of runs.right) {
       if (!('header' in entry)) {
         const detail =
@@ -64,10 +68,25 @@ export const makeRecoverRuns = ({ stores, clock }: Pick<StartupRecoveryDeps, 'st
         continue
       }
       const header = entry.header
-      if (await endsConsistently(header)) continue
+      const terminal = isTerminalRunStatus(header.status)
+      // The survey reads the tail of a run it would close too: a ledger the data dir refuses to show
+      // (a link, a folder) is met before the lock is taken, not by the repair's full read under it.
+      const last = terminal || mode === 'survey' ? await run(stores.events.readLastRow(sessionId, header.runId)) : null
+      if (last !== null && endsConsistently(header, last)) continue
       // The survey reads no ledger whole: a run that may need a write is enough to take the lock.
-      needed = true
-      if (mode === 'survey') continue
+      needed.push({ kind: terminal ? 'check_run_ending' : 'close_run', runId: header.runId })
+      if (mode === 'survey') {
+        if (last !== null && E.isLeft(last) && isDataDirRefusal(last.left)) {
+          actions.push({
+            sessionId,
+            runId: header.runId,
+            action: 'left_untouched',
+            detail: `ledger: ${last.left._tag}`,
+            error: last.left,
+          })
+        }
+        continue
+      }
       await recoverRun(sessionId, header, actions)
     }
     return needed

@@ -4,7 +4,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { makeIsoTimestampUnsafe } from '@maka/events'
 import { isRecordedProcessAlive } from '@maka/host-inspector'
-import type { RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
+import type { PendingRepair, RecoveryStep, StartupRecoveryDeps } from './RecoveryAction.js'
 
 /**
  * The shell-run step of recovery.
@@ -21,9 +21,9 @@ export const makeRecoverShellRuns =
         detail: `shell runs unreadable: ${listed.left._tag}`,
         error: listed.left,
       })
-      return false
+      return []
     }
-    let needed = false
+    const needed: Array<PendingRepair> = []
     for (const listing of listed.right) {
       if (!('shellRun' in listing)) {
         actions.push({ sessionId, shellRunId: listing.shellRunId, action: 'left_untouched', detail: 'unreadable' })
@@ -33,7 +33,7 @@ export const makeRecoverShellRuns =
       if (entry.status !== 'running') continue
       // Only a process proven gone is an orphan; a live pid without a recorded identity still runs.
       if (await isRecordedProcessAlive(entry, 'live_pid')) continue
-      needed = true
+      needed.push({ kind: 'fail_shell_run', shellRunId: entry.shellRunId })
       if (mode === 'survey') continue
       const endedAt = makeIsoTimestampUnsafe(clock().toISOString())
       const written = await stores.shellRuns.write({ ...entry, status: 'failed', endedAt })()

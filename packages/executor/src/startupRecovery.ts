@@ -3,15 +3,31 @@
  * owner. It performs what the pure decider (`decideRunRecovery`) decides — a durable terminal row
  * first, then the header — and reports every repair, or refusal to repair. Running it twice
  * changes nothing the second time. Sessions that need nothing are neither locked nor read whole.
+ * A session whose data the directory refuses (read-only, not permitted, a link or a misplaced file)
+ * is reported in `unwritable` with what it would need, and the refusal is met before any write
+ * wherever a read can meet it.
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { StoreError } from '@maka/stores'
-import type { RecoveryAction, RecoveryReport, StartupRecoveryDeps } from './RecoveryAction.js'
+import {
+  type PendingRepair,
+  type RecoveryAction,
+  type RecoveryReport,
+  type StartupRecoveryDeps,
+  type UnwritableSession,
+  isDataDirRefusal,
+} from './RecoveryAction.js'
 import { makeRecoverClaims } from './recoverClaims.js'
 import { makeRecoverRuns } from './recoverRuns.js'
 import { makeRecoverShellRuns } from './recoverShellRuns.js'
 
-export type { RecoveryAction, RecoveryReport, StartupRecoveryDeps } from './RecoveryAction.js'
+export type {
+  PendingRepair,
+  RecoveryAction,
+  RecoveryReport,
+  StartupRecoveryDeps,
+  UnwritableSession,
+} from './RecoveryAction.js'
 
 const run = async <A>(task: () => Promise<E.Either<StoreError, A>>): Promise<E.Either<StoreError, A>> => task()
 
@@ -19,11 +35,21 @@ const run = async <A>(task: () => Promise<E.Either<StoreError, A>>): Promise<E.E
 // busy, few enough that file descriptors and memory stay bounded on a large data dir.
 const SESSION_CONCURRENCY = 16
 
-/** Whether a session needs a write, and what its survey only reports. */
+/** What a session needs written, and what its survey only reports. */
 interface Survey {
   readonly notes: ReadonlyArray<RecoveryAction>
-  readonly needsRepair: boolean
+  readonly pending: ReadonlyArray<PendingRepair>
 }
+
+/** One session's share of the report. */
+interface SessionOutcome {
+  readonly actions: ReadonlyArray<RecoveryAction>
+  readonly unwritable?: UnwritableSession
+}
+
+// The first refusal among some actions' errors.
+const firstRefusal = (actions: ReadonlyArray<RecoveryAction>): StoreError | undefined =>
+  actions.find((action) => action.error !== undefined && isDataDirRefusal(action.error))?.error
 
 const mapBounded = async <A, B>(
   items: ReadonlyArray<A>,
@@ -48,9 +74,10 @@ const mapBounded = async <A, B>(
  *
  * Its cost follows what needs repair: a session whose owner is alive is skipped; any other is first
  * surveyed without its lock from small files only — shell-run records, claims, run headers, and the
- * last row of each terminal run's ledger (decisions.md, "recovery surveys before it locks"). A
- * session where nothing can need a write is never locked and no ledger of it is read whole; the
- * others are locked, surveyed again under the lock, and repaired exactly as before.
+ * last row of each terminal run's ledger and of each run it would close (decisions.md, "recovery
+ * surveys before it locks"). A session where nothing can need a write is never locked and no ledger
+ * of it is read whole; nor is one whose survey the data dir refused. The others are locked,
+ * surveyed again under the lock, and repaired exactly as before.
  * @category constructors
  */
 export const makeStartupRecovery = (
@@ -61,35 +88,62 @@ export const makeStartupRecovery = (
   const recoverClaims = makeRecoverClaims(deps)
   const recoverRuns = makeRecoverRuns(deps)
 
-  const recoverSession = async (sessionId: string): Promise<ReadonlyArray<RecoveryAction>> => {
+  const recoverSession = async (sessionId: string): Promise<SessionOutcome> => {
     // A session with a live owner is skipped whatever it holds: its files are that process's to write.
     const lock = await run(stores.ownerLocks.read(sessionId))
     if (E.isLeft(lock)) {
-      return [
-        {
-          sessionId,
-          action: 'session_skipped',
-          detail: `owner.lock is unreadable: ${lock.left._tag}`,
-          error: lock.left,
-        },
-      ]
+      const skipped: RecoveryAction = {
+        sessionId,
+        action: 'session_skipped',
+        detail: `owner.lock is unreadable: ${lock.left._tag}`,
+        error: lock.left,
+      }
+      if (!isDataDirRefusal(lock.left)) return { actions: [skipped] }
+      // No lock can be taken where the data dir refuses owner.lock itself (no live owner ever made a
+      // link or a folder of it); a survey reads only, and says what a repair would have written.
+      const survey = await surveySession(sessionId)
+      return {
+        actions: [skipped],
+        unwritable: { sessionId, error: lock.left, stage: 'survey', pending: survey.pending },
+      }
     }
     if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
-      return [{ sessionId, action: 'session_skipped', detail: 'another live process owns the session' }]
+      return { actions: [{ sessionId, action: 'session_skipped', detail: 'another live process owns the session' }] }
     }
     const survey = await surveySession(sessionId)
-    if (!survey.needsRepair) return survey.notes
+    const surveyRefusal = firstRefusal(survey.notes)
+    if (surveyRefusal !== undefined) {
+      // A repair around a refused read (`claims` a file, a ledger a link) could only be partial, and
+      // the lock alone would already write: the session is left whole for a person to fix.
+      const unwritable: UnwritableSession = {
+        sessionId,
+        error: surveyRefusal,
+        stage: 'survey',
+        pending: survey.pending,
+      }
+      if (survey.pending.length === 0) return { actions: survey.notes, unwritable }
+      const refused = survey.notes.find((note) => note.error === surveyRefusal)
+      return {
+        actions: [
+          ...survey.notes,
+          { sessionId, action: 'session_skipped', detail: `not repaired: ${refused?.detail ?? surveyRefusal._tag}` },
+        ],
+        unwritable,
+      }
+    }
+    if (survey.pending.length === 0) return { actions: survey.notes }
     const owned = await acquireOwnership(sessionId)
     if (E.isLeft(owned)) {
-      return [
-        {
-          sessionId,
-          action: 'session_skipped',
-          detail: `could not take ownership: ${owned.left._tag}`,
-          // Another live owner is not a failure of this process; anything else is.
-          ...(owned.left._tag === 'OwnerLockHeld' ? {} : { error: owned.left }),
-        },
-      ]
+      const skipped: RecoveryAction = {
+        sessionId,
+        action: 'session_skipped',
+        detail: `could not take ownership: ${owned.left._tag}`,
+        // Another live owner is not a failure of this process; anything else is.
+        ...(owned.left._tag === 'OwnerLockHeld' ? {} : { error: owned.left }),
+      }
+      return isDataDirRefusal(owned.left)
+        ? { actions: [skipped], unwritable: { sessionId, error: owned.left, stage: 'lock', pending: survey.pending } }
+        : { actions: [skipped] }
     }
     const actions: Array<RecoveryAction> = []
     try {
@@ -100,16 +154,19 @@ export const makeStartupRecovery = (
     } finally {
       await releaseOwnership(sessionId, owned.right)
     }
-    return actions
+    const repairRefusal = firstRefusal(actions)
+    return repairRefusal === undefined
+      ? { actions }
+      : { actions, unwritable: { sessionId, error: repairRefusal, stage: 'repair', pending: survey.pending } }
   }
 
-  // The survey runs the same three steps without writing: each says whether it would write.
+  // The survey runs the same three steps without writing: each says what it would write.
   const surveySession = async (sessionId: string): Promise<Survey> => {
     const notes: Array<RecoveryAction> = []
     const shell = await recoverShellRuns(sessionId, notes, 'survey')
     const claims = await recoverClaims(sessionId, notes, 'survey')
     const runs = await recoverRuns(sessionId, notes, 'survey')
-    return { notes, needsRepair: shell || claims || runs }
+    return { notes, pending: [...shell, ...claims, ...runs] }
   }
 
   const recover = async (options: { readonly sessionIds?: ReadonlyArray<string> } = {}): Promise<RecoveryReport> => {
@@ -122,7 +179,10 @@ export const makeStartupRecovery = (
     }
     // Reported in session order whatever order the sessions finish in.
     const perSession = await mapBounded(sessionIds, SESSION_CONCURRENCY, recoverSession)
-    return { actions: perSession.flat() }
+    return {
+      actions: perSession.flatMap((outcome) => outcome.actions),
+      unwritable: perSession.flatMap((outcome) => (outcome.unwritable === undefined ? [] : [outcome.unwritable])),
+    }
   }
 
   return recover

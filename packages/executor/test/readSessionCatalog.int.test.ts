@@ -79,7 +79,7 @@ describe('readSessionCatalog', () => {
       ])
       // A host showing this one session reads only its files and says the same of it.
       expect(await summarizeStoredSession(w.stores, sessionId)).toEqual(summaries.right[0])
-      expect(await findMostRecentSession(w.stores)).toEqual(E.right(sessionId))
+      expect(await findMostRecentSession(w.stores)).toEqual(E.right({ sessionId, unreadable: [] }))
 
       const runs = await listSessionRuns(w.stores, sessionId)
       expect(

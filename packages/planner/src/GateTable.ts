@@ -1,7 +1,8 @@
 /**
  * The planner's order tables: the early exits 1–9 and the gates 0–13 of the spec, each with the
- * reasons it may produce. Rejection reasons are sorted by these tables — never by the order in which
- * gates happened to be evaluated — so CLI output and snapshots stay stable.
+ * reasons it may produce, plus maka's own early exit 1a (`recovery_unwritable`). Rejection reasons
+ * are sorted by these tables — never by the order in which gates happened to be evaluated — so CLI
+ * output and snapshots stay stable.
  */
 import type { ParkReason } from '@maka/events'
 import type { ParkFinding } from './ParkFinding.js'
@@ -17,6 +18,13 @@ import type { ParkFinding } from './ParkFinding.js'
 export const EarlyExitTable = [
   /** The safe-boundary resume flag is off. */
   { exit: 1, name: 'resumeFeatureEnabled', reason: 'resume_feature_disabled' },
+  /**
+   * Exit 1a (maka's own, numbered between the spec's so theirs stay): startup recovery could not write
+   * a repair the session needs. After the flag, which is about this host and says nothing of the data;
+   * before every exit that reads the session, since each of them reads files recovery would have
+   * changed: an unrepaired header can make the "latest" candidate a completed run, or a source `running`.
+   */
+  { exit: 1.5, name: 'recoveryWritten', reason: 'recovery_unwritable' },
   /** The "latest" entry found no top-level run, or the newest one completed. */
   { exit: 2, name: 'latestCandidate', reason: 'resume_candidate_missing' },
   /** Another live process owns the session. */

@@ -53,6 +53,22 @@ export type BoundaryHolders =
   | { readonly unavailable: string }
 
 /**
+ * Why startup recovery could not repair a session: the data directory refused one of its reads or
+ * writes (read-only, permission denied, a link or a file where a file or folder of the layout
+ * belongs). Identities only: the fs step, the errno name (or `SymlinkInDataDir`) and the path inside
+ * the data directory — never a row. The host that ran recovery fills it from the recovery report.
+ * @category models
+ */
+export interface RecoveryRefusal {
+  /** The fs step that was refused (`open`, `link`, `list`, …; `lstat` for a link found below the data dir). */
+  readonly operation: string
+  /** The errno name (`EROFS`, `EACCES`, `ENOTDIR`, `ELOOP`, …) or `SymlinkInDataDir`. */
+  readonly code: string
+  /** The refused path, relative to the data directory. */
+  readonly path: string
+}
+
+/**
  * The pure planner's input.
  * @category models
  */

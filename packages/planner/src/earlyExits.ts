@@ -1,7 +1,7 @@
 /**
- * The early exits 1–9 of `planner.md` as small validators. They run as a short-circuiting pipeline
- * (Either's monad): each needs the previous one to have passed, and the first failure is the
- * plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
+ * The early exits 1–9 of `planner.md`, and maka's exit 1a, as small validators. They run as a
+ * short-circuiting pipeline (Either's monad): each needs the previous one to have passed, and the
+ * first failure is the plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
  */
 import type { AgentRun } from '@maka/events'
 import type { LedgerSnapshot, RunListing } from '@maka/stores'
@@ -10,7 +10,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import type { HostFacts } from './HostFacts.js'
 import { type Gate, describeCause, park } from './ParkFinding.js'
 import type { OwnerLiveness } from './PlannerPorts.js'
-import type { BoundaryHolders } from './PlanningInput.js'
+import type { BoundaryHolders, RecoveryRefusal } from './PlanningInput.js'
 import { latestTopLevelRun } from './sessionQueries.js'
 import { boundaryHolderOf } from './boundaryHolder.js'
 import type { FoldedLedger } from './foldLedger.js'
@@ -31,6 +31,17 @@ import type { ChainOutline } from './walkAncestors.js'
  */
 export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
   enabled ? E.right(undefined) : park('resume_feature_disabled', { flag: 'MAKA_RUNTIME_SAFE_BOUNDARY_RESUME' })
+
+/**
+ * Exit 1a: startup recovery must have been able to write what the session needs. A refusal means the
+ * session is not in a state planning can trust (a run may still read `running`, a claim may have no
+ * target), and nothing would make it so until the data directory is fixed.
+ * @category gates
+ */
+export const recoveryWritten: Gate<RecoveryRefusal | null, void> = (refusal) =>
+  refusal === null
+    ? E.right(undefined)
+    : park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
 
 /**
  * Exit 2: the "latest" entry's candidate — the newest top-level run (normal or continuation, not a

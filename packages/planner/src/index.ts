@@ -43,6 +43,7 @@ export type {
   Ancestors,
   BoundaryHolders,
   PlanningInput,
+  RecoveryRefusal,
 } from './PlanningInput.js'
 export type {
   PlannerStorePort,
@@ -56,6 +57,7 @@ export type {
 } from './PlannerPorts.js'
 export {
   resumeFeatureEnabled,
+  recoveryWritten,
   latestCandidate,
   runsListed,
   sessionOwnerNotAlive,
@@ -156,3 +158,4 @@ export {
 } from './foldLedger.js'
 export { type LedgerCounts, countsOf } from './ledgerChecks.js'
 export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'
+export { planUnrecovered } from './planUnrecovered.js'

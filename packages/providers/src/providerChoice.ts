@@ -172,16 +172,30 @@ const describeChoice = (choice: ProviderChoice): string =>
       : 'the scripted model with the given script'
     : `openai-compatible model ${choice.model} at ${choice.baseUrl}`
 
-const describeRecorded = (header: AgentRun): string =>
+// `withArticle` is false after "the recorded …", where a second "the" would not read.
+const describeRecorded = (header: AgentRun, withArticle = true): string =>
   header.providerId === 'scripted'
-    ? 'the scripted model'
+    ? withArticle
+      ? 'the scripted model'
+      : 'scripted model'
     : `${header.providerId} model ${header.modelId}${header.providerBaseUrl === undefined ? '' : ` at ${header.providerBaseUrl}`}`
+
+// The model a choice talks to is the one the run recorded: a script file is the scripted model's
+// input, not another model, so resuming a scripted run with `--script` is no switch worth a note.
+const sameModel = (choice: ProviderChoice, header: AgentRun): boolean =>
+  choice.kind === 'scripted'
+    ? header.providerId === 'scripted'
+    : header.providerId === 'openai-compatible' &&
+      choice.model === header.modelId &&
+      choice.baseUrl === header.providerBaseUrl
 
 /**
  * The provider a continuation of `source` runs with: the one its header records, with any provider
- * flag overriding the recorded value (`note` then says so in one line). Bad input when the recorded
- * provider cannot be built here — checked before the owner lock or the claim, so the boundary is
- * not spent.
+ * flag overriding the recorded value. When the flags make it another model than the recorded one,
+ * `note` says so in one sentence (a host prints it whether or not it is verbose: the continuation
+ * answers with another model than the turn it continues); a script file for a scripted run is no
+ * other model and gets no note. Bad input when the recorded provider cannot be built here — checked
+ * before the owner lock or the claim, so the boundary is not spent.
  * @category constructors
  */
 export const providerChoiceForResume = async (
@@ -215,8 +229,10 @@ export const providerChoiceForResume = async (
     ...(kind === 'openai-compatible' && sameKind ? { model: flags.model ?? source.modelId } : {}),
   }
   const choice = await readProviderChoice(effective, env)
-  const chosen = describeChoice(choice)
-  return chosen === recorded || !providerFlagsGiven(flags)
+  return sameModel(choice, source) || !providerFlagsGiven(flags)
     ? { choice }
-    : { choice, note: `Resuming with ${chosen} from the flags instead of the recorded ${recorded}.` }
+    : {
+        choice,
+        note: `Resuming with ${describeChoice(choice)} from the flags instead of the recorded ${describeRecorded(source, false)}.`,
+      }
 }

@@ -9,7 +9,8 @@ import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../CommandFlags.js'
 import { recoveryLine } from '../reportLines.js'
 import { chooseStore, describeStore, openChosenStores, sqliteFileExists } from '../storeChoice.js'
-import { requireRecoveryWritten } from '../writeFailure.js'
+import type { RecoveryRefusal } from '@maka/planner'
+import { refusalOf, requireRecoveryWritten, unrecoveredLine } from '../writeFailure.js'
 
 /**
  * The store a command works on, checked, with its ports (they touch nothing until used). `dataDir`
@@ -82,6 +83,32 @@ export const startupRecovery = async (
   for (const action of report.actions) note(`recovery ${recoveryLine(action)}`)
   requireRecoveryWritten(report.actions)
   return report
+}
+
+/**
+ * The recovery pass of a command that plans (`resume plan`, `resume`). As `startupRecovery`, except
+ * for a session whose repair the data directory refuses (read-only, not permitted, a link or a file
+ * where maka keeps its own): one stderr line says what recovery would have repaired, and the
+ * session's refusal is returned for its plan to park on (`recovery_unwritable`). Any other failed
+ * write still stops the command.
+ * @category constructors
+ */
+export const recoveryForPlanning = async (
+  runtime: Runtime,
+  workspace: Pick<Workspace, 'dataDir' | 'note'>,
+  sessionIds: ReadonlyArray<string>,
+): Promise<ReadonlyMap<string, RecoveryRefusal>> => {
+  const report = await runtime.recover({ sessionIds })
+  workspace.note(`recovery actions=${report.actions.length}`)
+  for (const action of report.actions) workspace.note(`recovery ${recoveryLine(action)}`)
+  const refusals = new Map<string, RecoveryRefusal>()
+  for (const session of report.unwritable) {
+    const refusal = refusalOf(workspace.dataDir.path, session.error)
+    refusals.set(session.sessionId, refusal)
+    process.stderr.write(`${unrecoveredLine(session, refusal)}\n`)
+  }
+  requireRecoveryWritten(report.actions, new Set(refusals.keys()))
+  return refusals
 }
 
 /**

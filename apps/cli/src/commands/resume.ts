@@ -2,8 +2,9 @@
  * `maka resume [--session ID] [--json]`: the startup recovery pass, a plan of the latest safe
  * boundary, and its execution, with the continuation's committed events streamed to stdout
  * (`--json`: newline-delimited objects, see apps/cli/README.md). Exit 0 completed, 3 parked or
- * rejected (every reason printed with its sentence; also when there is no session at all), 1
- * failed, 130/143 cancelled by SIGINT/SIGTERM.
+ * rejected (every reason printed with its sentence; also when there is no session at all, and
+ * `recovery_unwritable` when the data directory refuses the session's repair: nothing is written),
+ * 1 failed, 130/143 cancelled by SIGINT/SIGTERM.
  */
 import type { ContinuationResult } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
@@ -17,7 +18,8 @@ import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { planUnrecovered } from '@maka/planner'
+import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
@@ -79,8 +81,12 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
-    await startupRecovery(runtime, workspace.note, [sessionId])
-    const plan = await runtime.plan({ sessionId })
+    const refusal = (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
+    // A session recovery could not repair parks at early exit 1a without being read.
+    const plan =
+      refusal === undefined
+        ? await runtime.plan({ sessionId })
+        : planUnrecovered({ safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(), refusal })
     // The plan line streams its history: a million-event plan never becomes one string.
     if (json) await writePlanJson(process.stdout, { type: 'plan', sessionId, plan }, { compact: true })
     if (plan.disposition !== 'continue') {

@@ -2,8 +2,10 @@
  * `maka resume plan [--session ID] [--run ID] [--json] [--no-recover]`: the startup recovery pass
  * (unless `--no-recover`), then a dry-run plan: the plan JSON of planner.md with `--json`, else a
  * summary with the human sentence of every reason. Exit 0 continue, 3 park (also for a data
- * directory with no session: `resume_candidate_missing`). No ledger is held: planning folds each
- * one as it streams, and the JSON streams the history again from the ledgers (decision 97).
+ * directory with no session: `resume_candidate_missing`; and for a session whose repair the data
+ * directory refuses: `recovery_unwritable`, with one stderr line saying what recovery would repair,
+ * and nothing written). No ledger is held: planning folds each one as it streams, and the JSON
+ * streams the history again from the ledgers (decision 97).
  */
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
@@ -13,7 +15,8 @@ import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writeOutlinedPlanJson, writePlanJson } from '../planJson.js'
-import { openDataDir, say, startupRecovery } from './commandContext.js'
+import { planUnrecovered } from '@maka/planner'
+import { openDataDir, recoveryForPlanning, say } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
 
 /**
@@ -37,16 +40,33 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     return ExitCode.parked
   }
   if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
+  const safeBoundaryResumeEnabled = safeBoundaryResumeFromEnv()
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     stores: workspace.stores,
     // Planning never calls a model.
     providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
-    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
+    safeBoundaryResumeEnabled,
     permissionMode: 'deny',
     verbose: workspace.verbose,
   })
-  if (flags.recover) await startupRecovery(runtime, workspace.note, [sessionId])
+  const refusal = flags.recover
+    ? (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
+    : undefined
+  if (refusal !== undefined) {
+    // Recovery could not bring the session to a state worth planning from: its plan is early exit 1a.
+    const plan = planUnrecovered({
+      safeBoundaryResumeEnabled,
+      refusal,
+      ...(flags.run === undefined ? {} : { runId: flags.run }),
+    })
+    if (flags.json === true) await writePlanJson(process.stdout, plan)
+    else {
+      say(`Plan for session ${sessionId}:`)
+      for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+    }
+    return ExitCode.parked
+  }
   // Planning folds each ledger as it streams; the JSON reads the history again as it prints it.
   const outline = await runtime.planOutline({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
   const { plan } = outline
