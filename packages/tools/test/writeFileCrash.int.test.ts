@@ -12,9 +12,8 @@ const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
 
 // Big enough that one write takes many syscalls (Node writes 512 KiB at a time), so kills land inside them.
 const SIZE = 4 * 1024 * 1024
-const ROUNDS = 40
-// The rounds stop starting after this, so a slow machine shortens the test instead of timing it out.
-const BUDGET_MS = 40_000
+// A fixed count, not a time budget: a busy machine makes the test slower, never weaker.
+const ROUNDS = 16
 const CEILING_MS = 30_000
 const TARGET = 'gen.bin'
 const TEMP_NAME = /^\.gen\.bin\.\d+\.[0-9a-f]{12}\.write_file\.tmp$/
@@ -128,13 +127,12 @@ describe('write_file', () => {
       expect(await tool.run({ path: TARGET, content: generation(0).toString() }, ws.context)).toMatchObject({
         isError: false,
       })
-      const budgetEnd = Date.now() + BUDGET_MS
       let current = 0
       let next = 1
       let rounds = 0
       let killedMidWrite = 0
       let killedWithTemp = 0
-      while (rounds < ROUNDS && Date.now() < budgetEnd) {
+      while (rounds < ROUNDS) {
         // A little past one write's duration, so some kills land between writes too.
         const fraction = Math.random() * 1.2
         const round = await killWriterMidway(ws.root, next, fraction)
@@ -155,7 +153,6 @@ describe('write_file', () => {
       }
       // The kills must have hit writes in progress, some between creating and renaming the temp file, or
       // the rounds proved nothing.
-      expect(rounds).toBeGreaterThanOrEqual(10)
       expect(killedMidWrite).toBeGreaterThanOrEqual(Math.ceil(rounds / 4))
       expect(killedWithTemp).toBeGreaterThan(0)
       // The next write removes the temps of the writers that were killed: their pids are gone.
@@ -165,6 +162,6 @@ describe('write_file', () => {
       })
       expect(await readdir(ws.root)).toEqual([TARGET])
       expect(await readFile(path.join(ws.root, TARGET), 'utf8')).toBe('final')
-    }, 90_000)
+    }, 600_000)
   })
 })
