@@ -49,18 +49,21 @@ export interface ChaosFlags {
   readonly seed?: string
   readonly json?: boolean
   readonly keep?: boolean
+  readonly stormSize?: string
+  readonly stormRoles?: 'mixed' | 'recover' | 'resume'
 }
 /**
  * Flags of the hidden chaos child.
  * @category models
  */
 export interface ChaosChildFlags {
-  readonly mode: 'turn' | 'resume'
+  readonly mode: 'turn' | 'resume' | 'recover'
   readonly session: string
   readonly cwd: string
   readonly script: string
-  readonly crashAt: string
-  readonly crashNth: string
+  readonly crashAt?: string
+  readonly crashNth?: string
+  readonly cue?: boolean
 }
 /**
  * Provider flags plus `--yes`.

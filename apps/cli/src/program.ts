@@ -178,6 +178,17 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     )
     .option('--json', "one JSON object: the summary, kills per boundary, violations, each iteration's schedule")
     .option('--keep', "keep every iteration's scratch folder (those with violations are always kept)")
+    .option(
+      '--storm-size <n>',
+      'every iteration: kill the turn at a crash point, then start n (2-16) recover/resume children at once over its session',
+    )
+    .addOption(
+      new Option('--storm-roles <who>', 'who storms with --storm-size (default: a seeded mix)').choices([
+        'mixed',
+        'recover',
+        'resume',
+      ]),
+    )
     .action(
       act(async (options: ChaosFlags, command: Command) =>
         (await import('./commands/chaos.js')).chaos(options, globalsOf(command)),
@@ -185,12 +196,13 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     )
 
   sub(program, '__chaos-child', true)
-    .addOption(new Option('--mode <mode>').choices(['turn', 'resume']).makeOptionMandatory())
+    .addOption(new Option('--mode <mode>').choices(['turn', 'resume', 'recover']).makeOptionMandatory())
     .requiredOption('--session <id>')
     .requiredOption('--cwd <dir>')
     .requiredOption('--script <file>')
-    .requiredOption('--crash-at <point>')
-    .requiredOption('--crash-nth <n>')
+    .option('--crash-at <point>')
+    .option('--crash-nth <n>')
+    .option('--cue')
     .action(
       act(async (options: ChaosChildFlags, command: Command) =>
         (await import('./commands/chaosChild.js')).chaosChild(options, globalsOf(command)),

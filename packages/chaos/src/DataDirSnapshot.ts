@@ -42,6 +42,12 @@ export interface ClaimFile {
 export interface DataDirSnapshot {
   readonly runs: ReadonlyMap<string, RunFiles>
   readonly claims: ReadonlyMap<string, ClaimFile>
+  /**
+   * Each session's `owner.lock` as raw bytes, keyed by session id (absent: no lock). The driver only
+   * reads it to tell whether a storm began over a dead owner's lock; no invariant judges it, since a
+   * lock is the product's to take over. Optional: a host's snapshot may not know where its store keeps it.
+   */
+  readonly owners?: ReadonlyMap<string, Buffer>
 }
 
 /**
@@ -79,14 +85,17 @@ const readOrNull = async (path: string): Promise<Buffer | null> => {
 }
 
 /**
- * Reads every run and claim under `<dataDir>/sessions`.
+ * Reads every run, claim and owner lock under `<dataDir>/sessions`.
  * @category constructors
  */
 export const readDataDir = async (dataDir: string): Promise<DataDirSnapshot> => {
   const runs = new Map<string, RunFiles>()
   const claims = new Map<string, ClaimFile>()
+  const owners = new Map<string, Buffer>()
   const sessionsDir = join(dataDir, 'sessions')
   for (const sessionId of await listNames(sessionsDir)) {
+    const lock = await readOrNull(join(sessionsDir, sessionId, 'owner.lock'))
+    if (lock !== null) owners.set(sessionId, lock)
     const runsDir = join(sessionsDir, sessionId, 'runs')
     for (const runId of await listNames(runsDir)) {
       const dir = join(runsDir, runId)
@@ -104,7 +113,7 @@ export const readDataDir = async (dataDir: string): Promise<DataDirSnapshot> => 
       if (bytes !== null) claims.set(`${sessionId}/${name}`, { sessionId, name, bytes })
     }
   }
-  return { runs, claims }
+  return { runs, claims, owners }
 }
 
 /**

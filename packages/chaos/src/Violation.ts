@@ -34,6 +34,20 @@ export const InvariantCode = {
   planning_wrote: 'planning_wrote',
   /** A child process neither ended nor reached its crash point within the ceiling. */
   child_timeout: 'child_timeout',
+  /**
+   * A ledger holds more than one terminal event appended by recovery (`stateDelta.recovered`): two
+   * processes each took the dead owner's lock and repaired the same run.
+   */
+  duplicate_repair: 'duplicate_repair',
+  /**
+   * A ledger holds more than one terminal event, at least one of them the run's own: it ended twice,
+   * or was repaired while or after it ended by itself (two recovered ones alone are `duplicate_repair`).
+   */
+  duplicate_terminal: 'duplicate_terminal',
+  /** A row id appears more than once among a ledger's committed rows: two writers appended the same row. */
+  duplicate_row_id: 'duplicate_row_id',
+  /** A phase left a committed row that is not a JSON object in a ledger whose committed rows all parsed before it. */
+  ledger_unreadable_after_phase: 'ledger_unreadable_after_phase',
 } as const
 
 /**

@@ -4,7 +4,14 @@
  * the contract that the files on disk break. It judges raw bytes and plain JSON, with no codec of the
  * product, so a bug in the product's reader cannot hide a bug in its writer.
  */
-import { type JsonObject, asObject, committedPrefix, committedRows, parseObject } from './committedRows.js'
+import {
+  type JsonObject,
+  asObject,
+  committedPrefix,
+  committedRows,
+  parseObject,
+  unparsableLines,
+} from './committedRows.js'
 import type { DataDirSnapshot, EffectCounts, RunFiles } from './DataDirSnapshot.js'
 import { InvariantCode, type Violation } from './Violation.js'
 
@@ -80,6 +87,64 @@ const checkTerminalHeader = (run: RunFiles, header: Json, rows: ReadonlyArray<Js
           : `run.json says ${status}, but the ledger's terminal event says ${ends.join(', ')}.`,
     },
   ]
+}
+
+const isRecoveredRow = (row: Json): boolean =>
+  asObject(asObject(row['actions'])?.['stateDelta'])?.['recovered'] === true
+
+const idOf = (row: Json): string => (typeof row['id'] === 'string' ? row['id'] : '?')
+
+/**
+ * Signs that two processes wrote one run at once: one run has a single owner, so its ledger holds at
+ * most one terminal event, at most one repair, and no row id twice (ledger-format.md). Each sign has
+ * its own code, so a report says which writers collided, not only that the ledger is now unreadable.
+ */
+const checkSingleWriter = (run: RunFiles, rows: ReadonlyArray<Json>): ReadonlyArray<Violation> => {
+  const violations: Array<Violation> = []
+  const where = { sessionId: run.sessionId, runId: run.runId }
+  const terminals = rows.filter(isTerminalRow)
+  const recovered = terminals.filter(isRecoveredRow)
+  if (recovered.length > 1) {
+    violations.push({
+      code: InvariantCode.duplicate_repair,
+      ...where,
+      message: `the ledger holds ${recovered.length} recovered terminal events (rows ${recovered.map(idOf).join(', ')}): more than one process repaired the run.`,
+    })
+  }
+  if (terminals.length > 1 && terminals.length > recovered.length) {
+    violations.push({
+      code: InvariantCode.duplicate_terminal,
+      ...where,
+      message: `the ledger holds ${terminals.length} terminal events (rows ${terminals.map(idOf).join(', ')}; ${recovered.length} by recovery).`,
+    })
+  }
+  const seen = new Map<string, number>()
+  for (const row of rows) if (typeof row['id'] === 'string') seen.set(row['id'], (seen.get(row['id']) ?? 0) + 1)
+  const repeated = [...seen].filter(([, n]) => n > 1)
+  if (repeated.length > 0) {
+    violations.push({
+      code: InvariantCode.duplicate_row_id,
+      ...where,
+      message: `committed row ids repeat: ${repeated.map(([id, n]) => `${id} ×${n}`).join(', ')}.`,
+    })
+  }
+  return violations
+}
+
+/** A ledger whose committed rows all parsed before the phase (or that did not exist) and that no longer does. */
+const checkStillReadable = (before: DataDirSnapshot, after: DataDirSnapshot): ReadonlyArray<Violation> => {
+  const violations: Array<Violation> = []
+  for (const [key, run] of after.runs) {
+    const bad = unparsableLines(run.ledger)
+    if (bad.length === 0 || unparsableLines(before.runs.get(key)?.ledger ?? null).length > 0) continue
+    violations.push({
+      code: InvariantCode.ledger_unreadable_after_phase,
+      sessionId: run.sessionId,
+      runId: run.runId,
+      message: `committed line${bad.length === 1 ? '' : 's'} ${bad.join(', ')} of the ledger ${bad.length === 1 ? 'is' : 'are'} not a JSON object; every committed line parsed before the phase.`,
+    })
+  }
+  return violations
 }
 
 const checkAgainstBefore = (before: DataDirSnapshot, after: DataDirSnapshot): ReadonlyArray<Violation> => {
@@ -270,5 +335,7 @@ export const checkInvariants = (input: InvariantInput): ReadonlyArray<Violation>
   }
 
   violations.push(...checkAgainstBefore(input.before, after))
+  for (const run of after.runs.values()) violations.push(...checkSingleWriter(run, committedRows(run.ledger)))
+  violations.push(...checkStillReadable(input.before, after))
   return violations
 }

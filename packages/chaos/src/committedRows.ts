@@ -1,7 +1,8 @@
 /**
  * A ledger's committed prefix read as plain JSON, with no codec of the product: every byte up to and
- * including the last newline, split into rows. A row that does not parse is left out here; judging
- * it is the product reader's job, and the checker only reasons about rows it can read.
+ * including the last newline, split into rows. A row that does not parse is left out of the rows the
+ * checker reasons about; `unparsableLines` only counts where such rows are, so that a phase which
+ * leaves one behind can be told apart from a ledger that was never whole.
  */
 
 /**
@@ -57,3 +58,21 @@ export const committedRows = (ledger: Buffer | null): ReadonlyArray<JsonObject> 
         return []
       }
     })
+
+/**
+ * The 1-based line numbers of committed lines that are not a JSON object (an empty line included):
+ * the rows a reader of the ledger would stop at.
+ * @category constructors
+ */
+export const unparsableLines = (ledger: Buffer | null): ReadonlyArray<number> => {
+  const lines = committedPrefix(ledger).toString('utf8').split('\n')
+  // The prefix ends with its newline, so the last piece of the split is always empty.
+  lines.pop()
+  return lines.flatMap((line, i) => {
+    try {
+      return asObject(JSON.parse(line)) === null ? [i + 1] : []
+    } catch {
+      return [i + 1]
+    }
+  })
+}

@@ -1,7 +1,8 @@
 /**
  * @maka/chaos — the proof behind `maka chaos`: a seeded driver that SIGKILLs real child processes
- * (turns, resumers racing on one boundary, recovery) at crash points and random moments, and an
- * invariant checker that judges the files they leave behind with no code of the product.
+ * (turns, resumers racing on one boundary, recovery, storms of both over one dead owner) at crash
+ * points and random moments, and an invariant checker that judges the files they leave behind with
+ * no code of the product.
  */
 export {
   type ChaosHost,
@@ -11,7 +12,13 @@ export {
   type CrashAt,
   type IterationReport,
   type SeededViolation,
+  type StormOptions,
+  type StormReport,
+  type StormRoles,
   CRASH_LINE_PREFIX,
+  READY_LINE,
+  MAX_STORM_SIZE,
+  MIN_STORM_SIZE,
   runChaos,
 } from './runChaos.js'
 export { type InvariantInput, checkInvariants } from './checkInvariants.js'

@@ -2,10 +2,12 @@
  * The chaos driver. Each iteration, in its own scratch data dir and workspace, runs a scripted turn
  * with counted side effects in a child process, then up to MAX_ROUNDS rounds of resumers (sometimes
  * 2..8 at once, sometimes beside a `recover`), and SIGKILLs children at a crash point (the executor's
- * `onCrashPoint` hook, reported by the child as a `chaos-at:` line) or at a random moment. After every
- * phase it checks the invariants on the real files and plans the same state twice. Which child is
- * killed where comes from the iteration's seed; the moment of a random-moment kill also depends on
- * the machine's speed, so only crash-point kills replay exactly.
+ * `onCrashPoint` hook, reported by the child as a `chaos-at:` line) or at a random moment. In some
+ * iterations a killed turn is followed by a contention storm: 2..16 `recover` and `resume` children
+ * started at once over the dead turn's session, every one of them a would-be repairer of its stale
+ * owner lock. After every phase it checks the invariants on the real files and plans the same state
+ * twice. Which child is killed where comes from the iteration's seed; the moment of a random-moment
+ * kill also depends on the machine's speed, so only crash-point kills replay exactly.
  */
 import { spawn } from 'node:child_process'
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises'
@@ -30,6 +32,13 @@ import { InvariantCode, type Violation } from './Violation.js'
 export const CRASH_LINE_PREFIX = 'chaos-at:'
 
 /**
+ * The line a child started with `cue: true` prints once it is ready to race (its store open, its
+ * runtime built, nothing of the session touched yet); it then waits for any line on its stdin.
+ * @category models
+ */
+export const READY_LINE = 'chaos-ready'
+
+/**
  * Where a child is to stop: the nth time the executor reaches `point` in that process.
  * @category models
  */
@@ -52,6 +61,12 @@ export interface ChildSpec {
   readonly scriptPath: string
   /** Stop there, print `chaos-at:<point>` and hang; null: run to the end. */
   readonly crashAt: CrashAt | null
+  /**
+   * Start on the driver's cue: print READY_LINE when ready, then wait for a line on stdin. The
+   * children of a cued storm all reach the lock within a few milliseconds, not spread over their
+   * start-up. A host that ignores it only makes the race looser.
+   */
+  readonly cue: boolean
 }
 
 /**
@@ -80,6 +95,37 @@ export interface ChaosHost {
 }
 
 /**
+ * Storms forced on (`maka chaos --storm-size`): every iteration's turn is killed at a crash point
+ * that leaves its run for recovery to repair, and a storm of exactly `size` children follows it.
+ * @category models
+ */
+export interface StormOptions {
+  /** How many children storm at once, MIN_STORM_SIZE..MAX_STORM_SIZE. */
+  readonly size: number
+  /** Who storms: only `recover` children, only `resume` children, or the seeded mix of both (default). */
+  readonly roles?: StormRoles
+}
+
+/**
+ * Who a storm is made of.
+ * @category models
+ */
+export type StormRoles = 'mixed' | 'recover' | 'resume'
+
+/**
+ * The smallest storm: two processes are the least that can race for one lock.
+ * @category models
+ */
+export const MIN_STORM_SIZE = 2
+
+/**
+ * The largest storm: the 16-way race that found two repairers of one stale lock, and about as many
+ * node processes as two cores start within the same few hundred milliseconds.
+ * @category models
+ */
+export const MAX_STORM_SIZE = 16
+
+/**
  * Options of a chaos run.
  * @category models
  */
@@ -94,6 +140,8 @@ export interface ChaosOptions {
   readonly host: ChaosHost
   /** How long a child may run before it counts as hung. */
   readonly childTimeoutMs?: number
+  /** Force a storm of one size into every iteration; absent, storms are drawn from each seed. */
+  readonly storm?: StormOptions
   readonly onIteration?: (report: IterationReport) => void
 }
 
@@ -105,6 +153,26 @@ export interface SeededViolation extends Violation {
   readonly iteration: number
   readonly seed: number
   readonly phase: string
+}
+
+/**
+ * The storm one iteration ran.
+ * @category models
+ */
+export interface StormReport {
+  readonly size: number
+  readonly recovers: number
+  readonly resumers: number
+  /** Whether its children started on the driver's cue (see `ChildSpec.cue`) or each as soon as it could. */
+  readonly cued: boolean
+  /** The cues were spread over this many milliseconds (0: one cue for all, or not cued). */
+  readonly spreadMs: number
+  /**
+   * Whether the dead turn's owner lock was still in the store when the storm began: true is the
+   * case the storm is for (every child must judge one stale lock); null when the host's snapshot
+   * does not show owner locks.
+   */
+  readonly staleOwner: boolean | null
 }
 
 /**
@@ -127,6 +195,8 @@ export interface IterationReport {
   readonly kills: Readonly<Record<string, number>>
   readonly children: number
   readonly maxConcurrentResumers: number
+  /** The storm that followed the killed turn, or null (none drawn, or the turn was not killed). */
+  readonly storm: StormReport | null
   readonly violations: ReadonlyArray<SeededViolation>
   /** The iteration's folder when it was kept, else null. */
   readonly keptAt: string | null
@@ -144,6 +214,18 @@ export interface ChaosSummary {
   readonly children: number
   readonly concurrentRounds: number
   readonly maxConcurrentResumers: number
+  /** Storms run (each after a killed turn). */
+  readonly storms: number
+  /** The largest storm run, 0 when none ran. */
+  readonly maxStormSize: number
+  /** Storms run per size, keyed by the size in ascending order. */
+  readonly stormsBySize: Readonly<Record<string, number>>
+  /** Storms that began with the dead turn's owner lock still in the store. */
+  readonly staleOwnerStorms: number
+  /** Storms whose children started on the driver's cue. */
+  readonly cuedStorms: number
+  /** Children started by storms (also counted in `children`). */
+  readonly stormChildren: number
   readonly violations: ReadonlyArray<SeededViolation>
   readonly wallMs: number
 }
@@ -154,6 +236,15 @@ export interface ChaosSummary {
 
 const MAX_ROUNDS = 4
 const DEFAULT_CHILD_TIMEOUT_MS = 60_000
+// Storms are drawn from a stream of their own, so adding them left every other part of an existing
+// seed's schedule as it was.
+const STORM_STREAM = 0x5bd1e995
+// About one iteration in five draws a storm (it runs when the turn was killed, ~80%), and one storm
+// in eight is of the full size: on two cores a storm of 16 costs seconds, and 1000 iterations (seed
+// 20261203) met 22 of them among 155 storms in 16.6 min, against 13.5 min without storms.
+const STORM_ODDS = 0.2
+const FULL_STORM_ODDS = 0.125
+const CUE_SPREADS_MS: ReadonlyArray<number> = [0, 10, 30]
 // A child spends its first ~50–150 ms starting node; a random moment in this window lands in the end
 // of start-up, recovery, planning, the claim or the run itself.
 const RANDOM_MOMENT_MIN_MS = 40
@@ -171,11 +262,27 @@ interface RoundPlan {
   readonly recover: KillPlan | null
 }
 
+interface StormMember {
+  readonly role: 'recover' | 'resume'
+  readonly kill: KillPlan
+  /** When, after all are ready, this child gets its cue (0 for a storm not on cue). */
+  readonly cueAtMs: number
+}
+
+interface StormPlan {
+  readonly members: ReadonlyArray<StormMember>
+  readonly cued: boolean
+  /** The cues are spread over [0, spreadMs]. */
+  readonly spreadMs: number
+}
+
 /** Everything an iteration will do, drawn from its seed before anything runs, so outcomes never shift it. */
 interface IterationPlan {
   readonly steps: ReadonlyArray<EffectStep>
   readonly turn: KillPlan
   readonly rounds: ReadonlyArray<RoundPlan>
+  /** Run only if the turn was killed: without a dead owner there is nothing to storm over. */
+  readonly storm: StormPlan | null
 }
 
 interface ChildOutcome {
@@ -225,7 +332,41 @@ const chooseKill = (
   return { kind: 'point', at: rng.pick(pointsOf(role, calls)) }
 }
 
-const drawPlan = (seed: number): IterationPlan => {
+/** Crash points after which the turn's run is open, so recovery must append its terminal event. */
+const leavesRunOpen = (at: CrashAt): boolean =>
+  at.point !== 'after_terminal_event_committed' && at.point !== 'after_terminal_header_committed'
+
+const drawStorm = (
+  seed: number,
+  calls: number,
+  forced: StormOptions | undefined,
+): { readonly storm: StormPlan | null; readonly turnAt: CrashAt } => {
+  const rng = makeRng((seed ^ STORM_STREAM) >>> 0)
+  const drawn = rng.chance(STORM_ODDS)
+  const drawnSize = rng.chance(FULL_STORM_ODDS) ? MAX_STORM_SIZE : rng.int(MIN_STORM_SIZE, MAX_STORM_SIZE - 1)
+  const turnAt = rng.pick(pointsOf('turn', calls).filter(leavesRunOpen))
+  // Half the storms start on a cue, for the tightest race; the others are the real commands, each
+  // starting as soon as it can, for the race a user's processes have.
+  const cued = rng.chance(0.5)
+  // Some races are lost only when the racers are a few milliseconds apart — one finishes its takeover
+  // (an fsync or two) before the next begins its own — so cues are all at once, or spread a little.
+  const spreadMs = cued ? rng.pick(CUE_SPREADS_MS) : 0
+  const roles = forced?.roles ?? 'mixed'
+  // Few kills: the point of a storm is many processes reaching the lock, not dying on the way.
+  const members = Array.from({ length: forced?.size ?? drawnSize }, (): StormMember => {
+    const role = roles === 'mixed' ? (rng.chance(0.5) ? 'recover' : 'resume') : roles
+    const kill: KillPlan =
+      role === 'recover'
+        ? rng.chance(0.2)
+          ? { kind: 'moment', ms: rng.int(0, 300) }
+          : { kind: 'none' }
+        : chooseKill(rng, 'resume', calls, { none: 0.5, moment: 0.15, effect: 0.1 })
+    return { role, kill, cueAtMs: spreadMs === 0 ? 0 : rng.int(0, spreadMs) }
+  })
+  return { storm: drawn || forced !== undefined ? { members, cued, spreadMs } : null, turnAt }
+}
+
+const drawPlan = (seed: number, forcedStorm: StormOptions | undefined): IterationPlan => {
   const rng = makeRng(seed)
   const steps: ReadonlyArray<EffectStep> = Array.from({ length: rng.int(1, 3) }, (_, k) => ({
     token: effectToken(seed, k + 1),
@@ -245,8 +386,14 @@ const drawPlan = (seed: number): IterationPlan => {
       : null
     return { resumers, recover }
   })
-  return { steps, turn, rounds }
+  const storm = drawStorm(seed, steps.length, forcedStorm)
+  // A forced storm must meet a dead owner with a run to repair, so the turn always dies at such a point.
+  const turnKill: KillPlan = forcedStorm === undefined ? turn : { kind: 'point', at: storm.turnAt }
+  return { steps, turn: turnKill, rounds, storm: storm.storm }
 }
+
+const describeStart = (storm: StormPlan): string =>
+  !storm.cued ? 'as each starts' : storm.spreadMs === 0 ? 'on one cue' : `on cues spread over ${storm.spreadMs} ms`
 
 const describePlan = (plan: IterationPlan): ReadonlyArray<string> => [
   `script: ${plan.steps.map((s) => s.tool).join(', ')}`,
@@ -256,36 +403,62 @@ const describePlan = (plan: IterationPlan): ReadonlyArray<string> => [
       `round ${i + 1}: ${round.resumers.length} resumer${round.resumers.length === 1 ? '' : 's'} [${round.resumers.map(describeKill).join('; ')}]` +
       (round.recover === null ? '' : ` + recover [${describeKill(round.recover)}]`),
   ),
+  ...(plan.storm === null
+    ? []
+    : [
+        `storm after the turn, if it is killed: ${plan.storm.members.length} at once, ${describeStart(plan.storm)} [${plan.storm.members.map((m) => `${m.role} ${plan.storm?.spreadMs === 0 ? '' : `cued at ${m.cueAtMs} ms, `}${describeKill(m.kill)}`).join('; ')}]`,
+      ]),
 ]
 
 /** The token of the shell step that is to kill its process, among the steps a child gets. */
 const effectKillToken = (kill: KillPlan, steps: ReadonlyArray<EffectStep>): string | null =>
   kill.kind === 'effect' ? (steps.filter((s) => s.tool === 'shell')[kill.nth - 1]?.token ?? null) : null
 
-const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Promise<ChildOutcome> =>
-  new Promise((resolve, reject) => {
-    // stdin is a pipe so a child at its crash point notices if this process dies first.
-    const child = spawn(host.command, [...host.argsFor(spec)], { stdio: ['pipe', 'pipe', 'ignore'], env: host.env })
-    let killedAt: string | null = null
-    let timedOut = false
-    const killNow = (at: string) => {
-      if (killedAt !== null || child.exitCode !== null || child.signalCode !== null) return
-      killedAt = at
-      child.kill('SIGKILL')
-    }
-    const moment = kill.kind === 'moment' ? setTimeout(() => killNow('random_moment'), kill.ms) : undefined
-    const ceiling = setTimeout(() => {
-      timedOut = killedAt === null
-      killNow('timeout')
-    }, timeoutMs)
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (kill.kind === 'point' && line.startsWith(CRASH_LINE_PREFIX)) killNow(line.slice(CRASH_LINE_PREFIX.length))
-    })
+/** A started child: its cue, and how it ended. */
+interface Started {
+  /** Resolves once the child stands at its cue, or has ended; at once for a child without a cue. */
+  readonly ready: Promise<void>
+  /** Gives the cue (to a cued child) and starts the clock of a random-moment kill. */
+  readonly go: () => void
+  readonly outcome: Promise<ChildOutcome>
+}
+
+const startChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Started => {
+  // stdin is a pipe so a child at its crash point notices if this process dies first, and so a cued
+  // child can be given its cue.
+  const child = spawn(host.command, [...host.argsFor(spec)], { stdio: ['pipe', 'pipe', 'ignore'], env: host.env })
+  // A child that already ended closes its stdin: the cue is then written to nobody, which is fine.
+  child.stdin.on('error', () => undefined)
+  let killedAt: string | null = null
+  let timedOut = false
+  let moment: NodeJS.Timeout | undefined
+  let markReady: () => void = () => undefined
+  const ready = spec.cue ? new Promise<void>((resolve) => (markReady = resolve)) : Promise.resolve()
+  const killNow = (at: string) => {
+    if (killedAt !== null || child.exitCode !== null || child.signalCode !== null) return
+    killedAt = at
+    child.kill('SIGKILL')
+  }
+  // A cued child's random moment counts from its cue, so it lands in the race, not in its start-up.
+  const startClock = () => {
+    if (kill.kind === 'moment' && moment === undefined) moment = setTimeout(() => killNow('random_moment'), kill.ms)
+  }
+  if (!spec.cue) startClock()
+  const ceiling = setTimeout(() => {
+    timedOut = killedAt === null
+    killNow('timeout')
+  }, timeoutMs)
+  createInterface({ input: child.stdout }).on('line', (line) => {
+    if (line === READY_LINE) markReady()
+    else if (kill.kind === 'point' && line.startsWith(CRASH_LINE_PREFIX)) killNow(line.slice(CRASH_LINE_PREFIX.length))
+  })
+  const outcome = new Promise<ChildOutcome>((resolve, reject) => {
     let failedToStart: Error | null = null
     child.on('error', (error) => {
       failedToStart = error
     })
     child.on('close', (_code, signal) => {
+      markReady()
       clearTimeout(moment)
       clearTimeout(ceiling)
       // A child that never ran proves nothing: the whole run fails rather than count it as survived.
@@ -298,6 +471,13 @@ const runChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: n
       resolve({ killedAt: by === 'timeout' ? null : by, timedOut })
     })
   })
+  const go = () => {
+    if (!spec.cue) return
+    startClock()
+    if (child.exitCode === null && child.signalCode === null) child.stdin.write('go\n')
+  }
+  return { ready, go, outcome }
+}
 
 /** Renames each fresh `w/<token>` so that a later execution of the same call creates it again. */
 const stampWriteEffects = async (workspace: string, phase: number): Promise<void> => {
@@ -364,7 +544,7 @@ const latestStatus = (snapshot: DataDirSnapshot): string | null => {
 const runIteration = async (options: ChaosOptions, iteration: number, seed: number): Promise<IterationReport> => {
   const { host } = options
   const timeoutMs = options.childTimeoutMs ?? DEFAULT_CHILD_TIMEOUT_MS
-  const plan = drawPlan(seed)
+  const plan = drawPlan(seed, options.storm)
   const { steps } = plan
   const dir = join(options.root, `iteration-${iteration}-${seed}`)
   const dataDir = join(dir, 'data')
@@ -380,6 +560,7 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
   let maxConcurrentResumers = 0
   let roundsRun = 0
   let concurrentRounds = 0
+  let storm: StormReport | null = null
   let before: DataDirSnapshot = emptySnapshot
   let phase = 0
   const base = { dataDir, sessionId, workspace }
@@ -391,20 +572,33 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
     kill: KillPlan,
     remaining: ReadonlyArray<EffectStep>,
     name: string,
+    cue = false,
   ) => {
     const scriptPath = join(dir, `${name}.json`)
     await writeFile(scriptPath, JSON.stringify(scriptOf(remaining, effectKillToken(kill, remaining))))
-    const spec: ChildSpec = { ...base, role, scriptPath, crashAt: kill.kind === 'point' ? kill.at : null }
+    const spec: ChildSpec = { ...base, role, scriptPath, crashAt: kill.kind === 'point' ? kill.at : null, cue }
     return { spec, kill }
   }
 
   /** Runs one phase's children at once, then checks the invariants and plans twice. */
   const runPhase = async (
     label: string,
-    specs: ReadonlyArray<{ readonly spec: ChildSpec; readonly kill: KillPlan }>,
+    specs: ReadonlyArray<{ readonly spec: ChildSpec; readonly kill: KillPlan; readonly cueAtMs?: number }>,
   ) => {
     phase += 1
-    const outcomes = await Promise.all(specs.map(({ spec, kill }) => runChild(host, spec, kill, timeoutMs)))
+    const started = specs.map(({ spec, kill }) => startChild(host, spec, kill, timeoutMs))
+    const ended = Promise.all(started.map((s) => s.outcome))
+    // Handled when awaited below; this only keeps a child that failed to start meanwhile from being
+    // an unhandled rejection while the others get ready.
+    ended.catch(() => undefined)
+    await Promise.all(started.map((s) => s.ready))
+    // One synchronous sweep: the children cued at 0 get it within the same few microseconds.
+    for (const [i, s] of started.entries()) {
+      const at = specs[i]?.cueAtMs ?? 0
+      if (at === 0) s.go()
+      else setTimeout(s.go, at)
+    }
+    const outcomes = await ended
     children += specs.length
     const found: Array<Violation> = []
     outcomes.forEach((outcome, i) => {
@@ -440,6 +634,26 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
 
   try {
     let state = await runPhase('turn', [await childOf('turn', plan.turn, steps, 'turn')])
+    if (plan.storm !== null && state.killed) {
+      const remaining = remainingSteps(steps, state.after, sessionId)
+      const { members, cued, spreadMs } = plan.storm
+      const children = await Promise.all(
+        members.map(async (m, i) => ({
+          ...(await childOf(m.role, m.kill, remaining, `storm-${i + 1}-${m.role}`, cued)),
+          cueAtMs: m.cueAtMs,
+        })),
+      )
+      const recovers = members.filter((m) => m.role === 'recover').length
+      storm = {
+        size: members.length,
+        recovers,
+        resumers: members.length - recovers,
+        cued,
+        spreadMs,
+        staleOwner: state.after.owners === undefined ? null : state.after.owners.has(sessionId),
+      }
+      state = await runPhase('storm', children)
+    }
     for (const [r, round] of plan.rounds.entries()) {
       if (latestStatus(state.after) === 'completed') break
       const remaining = remainingSteps(steps, state.after, sessionId)
@@ -470,6 +684,7 @@ const runIteration = async (options: ChaosOptions, iteration: number, seed: numb
     kills,
     children,
     maxConcurrentResumers,
+    storm,
     violations,
     keptAt: options.keep || violations.length > 0 ? dir : null,
   }
@@ -490,6 +705,17 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosSummary> => 
   let children = 0
   let concurrentRounds = 0
   let maxConcurrentResumers = 0
+  const stormsBySize: Record<string, number> = {}
+  let staleOwnerStorms = 0
+  let cuedStorms = 0
+  let stormChildren = 0
+  const forced = options.storm
+  if (
+    forced !== undefined &&
+    (!Number.isInteger(forced.size) || forced.size < MIN_STORM_SIZE || forced.size > MAX_STORM_SIZE)
+  ) {
+    throw new RangeError(`storm.size must be a whole number from ${MIN_STORM_SIZE} to ${MAX_STORM_SIZE}.`)
+  }
   const seeds = iterationSeeds(options.seed, options.iterations)
   for (const [i, seed] of seeds.entries()) {
     const report = await runIteration(options, i + 1, seed)
@@ -498,6 +724,12 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosSummary> => 
     children += report.children
     concurrentRounds += report.concurrentRounds
     maxConcurrentResumers = Math.max(maxConcurrentResumers, report.maxConcurrentResumers)
+    if (report.storm !== null) {
+      stormsBySize[report.storm.size] = (stormsBySize[report.storm.size] ?? 0) + 1
+      if (report.storm.staleOwner === true) staleOwnerStorms += 1
+      if (report.storm.cued) cuedStorms += 1
+      stormChildren += report.storm.size
+    }
     options.onIteration?.(report)
   }
   const sorted = Object.fromEntries(Object.entries(killsByBoundary).sort(([a], [b]) => a.localeCompare(b)))
@@ -509,6 +741,13 @@ export const runChaos = async (options: ChaosOptions): Promise<ChaosSummary> => 
     children,
     concurrentRounds,
     maxConcurrentResumers,
+    storms: Object.values(stormsBySize).reduce((a, b) => a + b, 0),
+    maxStormSize: Math.max(0, ...Object.keys(stormsBySize).map(Number)),
+    // Integer keys keep ascending order in a JS object, so the sizes print smallest first.
+    stormsBySize,
+    staleOwnerStorms,
+    cuedStorms,
+    stormChildren,
     violations,
     wallMs: Number((process.hrtime.bigint() - started) / 1_000_000n),
   }

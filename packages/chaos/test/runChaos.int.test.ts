@@ -1,8 +1,9 @@
 /**
  * The driver against a deliberately faulty product (a fake host whose turn leaves a terminal header
- * without its terminal event, and whose planner answers differently each time): every such fault is
- * reported with the iteration and the seed that replays it, children that reach their crash point
- * are SIGKILLed there and counted per boundary, and the folders of faulty iterations are kept.
+ * without its terminal event, whose recovery appends its repair without a lock, and whose planner
+ * answers differently each time): every such fault is reported with the iteration and the seed that
+ * replays it, children that reach their crash point are SIGKILLed there and counted per boundary, a
+ * forced storm runs over every dead turn and is counted, and the folders of faulty iterations are kept.
  */
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
@@ -68,6 +69,56 @@ describe('runChaos', { timeout: 300_000 }, () => {
       }
       expect(reports.some((r) => /^turn: kill at [a-z_]+#/.test(r.schedule[1] ?? ''))).toBe(true)
       expect(summary.kills).toBe(Object.values(summary.killsByBoundary).reduce((a, b) => a + b, 0))
+    })
+  })
+
+  describe('when a storm is forced and the product has two repairers of one run', () => {
+    it('kills every turn, storms its dead owner, counts the storms and reports the duplicate repair', async () => {
+      const root = await mkdtemp(join(tmpdir(), 'maka-chaos-storm-'))
+      roots.push(root)
+      const reports: Array<IterationReport> = []
+      const summary = await runChaos({
+        iterations: 2,
+        seed: 77,
+        root,
+        keep: false,
+        host: faultyHost(),
+        storm: { size: 6, roles: 'recover' },
+        onIteration: (report) => reports.push(report),
+      })
+      expect(summary).toMatchObject({
+        storms: 2,
+        maxStormSize: 6,
+        stormsBySize: { 6: 2 },
+        staleOwnerStorms: 2,
+        // The seed cues the first storm (every child waits for one line on stdin) and not the second.
+        cuedStorms: 1,
+        stormChildren: 12,
+      })
+      expect(reports.map((r) => r.storm?.cued)).toEqual([true, false])
+      for (const report of reports) {
+        // A forced storm needs a dead owner with an open run: the turn always dies at a crash point.
+        expect(report.schedule[1]).toMatch(/^turn: kill at after_[a-z_]+#\d+$/)
+        const stormLine = report.schedule.find((line) => line.startsWith('storm ')) ?? ''
+        expect(stormLine).toMatch(
+          /^storm after the turn, if it is killed: 6 at once, (on one cue|on cues spread over \d+ ms|as each starts) \[recover /,
+        )
+        expect(report.storm).toMatchObject({ size: 6, recovers: 6, resumers: 0, staleOwner: true })
+        // The seed gives at least two storm children no kill at all, so at least two repairs land.
+        expect(stormLine.match(/recover (cued at \d+ ms, )?no kill/g)?.length ?? 0).toBeGreaterThanOrEqual(2)
+        const inStorm = report.violations.filter((v) => v.phase === 'storm').map((v) => v.code)
+        expect(inStorm).toContain('duplicate_repair')
+        expect(inStorm).toContain('duplicate_row_id')
+        expect(report.keptAt).not.toBeNull()
+      }
+    })
+
+    it('refuses a storm size out of range before anything runs', async () => {
+      const root = await mkdtemp(join(tmpdir(), 'maka-chaos-storm-'))
+      roots.push(root)
+      await expect(
+        runChaos({ iterations: 1, seed: 1, root, keep: false, host: faultyHost(), storm: { size: 17 } }),
+      ).rejects.toThrow(RangeError)
     })
   })
 })

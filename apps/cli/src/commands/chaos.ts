@@ -1,10 +1,11 @@
 /**
- * `maka chaos [--iterations N] [--seed S] [--json] [--keep]`: the proof of "fail closed, lose
- * nothing" at volume, against this build. `@maka/chaos` drives real child processes of this very CLI
- * (`maka run`, `maka resume`, `maka recover`, and the hidden `maka __chaos-child` for kills at a crash
- * point) and checks the invariants on the files they leave; this command only composes the host
- * (how to start a child, how to plan) and prints progress, the kills per boundary and every violation
- * with the seed that replays it. Exit 0 no violation, 1 any violation, 2 bad input.
+ * `maka chaos [--iterations N] [--seed S] [--json] [--keep] [--storm-size N [--storm-roles R]]`: the
+ * proof of "fail closed, lose nothing" at volume, against this build. `@maka/chaos` drives real child
+ * processes of this very CLI (`maka run`, `maka resume`, `maka recover`, and the hidden
+ * `maka __chaos-child` for kills at a crash point) and checks the invariants on the files they leave;
+ * this command only composes the host (how to start a child, how to plan) and prints progress, the
+ * kills per boundary, the storms and every violation with the command that replays it. Exit 0 no
+ * violation, 1 any violation, 2 bad input.
  */
 import { randomInt } from 'node:crypto'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
@@ -16,6 +17,9 @@ import {
   type ChaosSummary,
   type ChildSpec,
   type IterationReport,
+  type StormOptions,
+  MAX_STORM_SIZE,
+  MIN_STORM_SIZE,
   parseSeed,
   runChaos,
 } from '@maka/chaos'
@@ -37,8 +41,8 @@ const argsFor =
   (store: ChaosStore) =>
   (spec: ChildSpec): ReadonlyArray<string> => {
     const data = store.argsFor(spec.dataDir)
-    if (spec.role === 'recover') return [bin(), 'recover', ...data]
-    if (spec.crashAt !== null) {
+    // The real commands cannot stop at a crash point or wait for a cue; the hidden child can.
+    if (spec.crashAt !== null || spec.cue) {
       return [
         bin(),
         '__chaos-child',
@@ -51,12 +55,11 @@ const argsFor =
         spec.workspace,
         '--script',
         spec.scriptPath,
-        '--crash-at',
-        spec.crashAt.point,
-        '--crash-nth',
-        String(spec.crashAt.nth),
+        ...(spec.crashAt === null ? [] : ['--crash-at', spec.crashAt.point, '--crash-nth', String(spec.crashAt.nth)]),
+        ...(spec.cue ? ['--cue'] : []),
       ]
     }
+    if (spec.role === 'recover') return [bin(), 'recover', ...data]
     return spec.role === 'turn'
       ? [
           bin(),
@@ -128,20 +131,54 @@ const readSeed = (text: string | undefined): number => {
   return seed
 }
 
+const readStorm = (flags: ChaosFlags): StormOptions | undefined => {
+  const text = flags.stormSize
+  if (text === undefined) {
+    if (flags.stormRoles !== undefined) throw new BadInputError('--storm-roles needs --storm-size.')
+    return undefined
+  }
+  if (!/^[0-9]+$/.test(text.trim()) || Number(text) < MIN_STORM_SIZE || Number(text) > MAX_STORM_SIZE) {
+    throw new BadInputError(`--storm-size must be a whole number from ${MIN_STORM_SIZE} to ${MAX_STORM_SIZE}.`)
+  }
+  return { size: Number(text), ...(flags.stormRoles === undefined ? {} : { roles: flags.stormRoles }) }
+}
+
 const killList = (kills: Readonly<Record<string, number>>): string => {
   const entries = Object.entries(kills)
   return entries.length === 0 ? 'no kill' : entries.map(([point, n]) => (n === 1 ? point : `${point}×${n}`)).join(', ')
 }
 
-const replayHint = (seed: number): string => `maka chaos --seed ${seed} --iterations 1`
+// A forced storm changes the schedule (the turn's kill, the storm's size), so the replay forces it too.
+const replayHint = (seed: number, storm: StormOptions | undefined): string =>
+  `maka chaos --seed ${seed} --iterations 1` +
+  (storm === undefined
+    ? ''
+    : ` --storm-size ${storm.size}${storm.roles === undefined ? '' : ` --storm-roles ${storm.roles}`}`)
 
-const summaryLines = (summary: ChaosSummary, style: Style, kept: string | null): ReadonlyArray<string> => {
+const stormLine = (summary: ChaosSummary): string => {
+  if (summary.storms === 0) return 'storms: 0'
+  const sizes = Object.entries(summary.stormsBySize)
+    .map(([size, n]) => (n === 1 ? size : `${size}×${n}`))
+    .join(', ')
+  return (
+    `storms: ${summary.storms} (${summary.stormChildren} children, at most ${summary.maxStormSize} at once; sizes ${sizes}; ${summary.cuedStorms} on cue), ` +
+    `${summary.staleOwnerStorms} over the dead turn's owner lock`
+  )
+}
+
+const summaryLines = (
+  summary: ChaosSummary,
+  style: Style,
+  kept: string | null,
+  storm: StormOptions | undefined,
+): ReadonlyArray<string> => {
   const lines = [
     style.bold(
       `maka chaos: ${summary.iterations} iteration${summary.iterations === 1 ? '' : 's'} from seed ${summary.seed} in ${(summary.wallMs / 1000).toFixed(1)} s`,
     ),
     `${summary.children} child processes, ${summary.kills} SIGKILLs, ${summary.concurrentRounds} round(s) of concurrent resumers` +
       (summary.concurrentRounds === 0 ? '' : ` (at most ${summary.maxConcurrentResumers} at once)`),
+    stormLine(summary),
     'kills per boundary:',
   ]
   const width = Math.max(0, ...Object.keys(summary.killsByBoundary).map((k) => k.length))
@@ -151,7 +188,7 @@ const summaryLines = (summary: ChaosSummary, style: Style, kept: string | null):
     lines.push(style.red(`violations: ${summary.violations.length}`))
     for (const v of summary.violations) {
       lines.push(
-        `  ${style.red('✗')} ${v.code} — iteration ${v.iteration} (${v.phase}), session ${v.sessionId}${v.runId === undefined ? '' : `, run ${v.runId}`}: ${v.message} Replay: ${replayHint(v.seed)}`,
+        `  ${style.red('✗')} ${v.code} — iteration ${v.iteration} (${v.phase}), session ${v.sessionId}${v.runId === undefined ? '' : `, run ${v.runId}`}: ${v.message} Replay: ${replayHint(v.seed, storm)}`,
       )
     }
   }
@@ -170,12 +207,13 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
   const store = chaosStoreFor(chooseStore(globals.store))
   const iterations = readCount(flags.iterations)
   const seed = readSeed(flags.seed)
+  const storm = readStorm(flags)
   const json = flags.json === true
   const tty = !json && process.stdout.isTTY === true
   const style = json ? makeStyle(false) : styleForStdout()
   const keep = flags.keep === true
   const root = await mkdtemp(join(tmpdir(), 'maka-chaos-'))
-  const reports: Array<Pick<IterationReport, 'iteration' | 'seed' | 'schedule' | 'kills'>> = []
+  const reports: Array<Pick<IterationReport, 'iteration' | 'seed' | 'schedule' | 'kills' | 'storm'>> = []
   let violationsSoFar = 0
 
   const drawBar = (done: number) => {
@@ -186,7 +224,13 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
   }
   if (tty) drawBar(0)
   const onIteration = (report: IterationReport) => {
-    reports.push({ iteration: report.iteration, seed: report.seed, schedule: report.schedule, kills: report.kills })
+    reports.push({
+      iteration: report.iteration,
+      seed: report.seed,
+      schedule: report.schedule,
+      kills: report.kills,
+      storm: report.storm,
+    })
     violationsSoFar += report.violations.length
     if (json) return
     if (tty) {
@@ -197,8 +241,9 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
       if (report.iteration === iterations) process.stdout.write('\n')
       return
     }
+    const stormed = report.storm === null ? '' : `; a storm of ${report.storm.size}`
     say(
-      `iteration ${report.iteration}/${iterations} seed ${report.seed}: ${report.children} children, ${killList(report.kills)} — ` +
+      `iteration ${report.iteration}/${iterations} seed ${report.seed}: ${report.children} children, ${killList(report.kills)}${stormed} — ` +
         (report.violations.length === 0 ? 'ok' : `${report.violations.length} violation(s)`),
     )
     for (const v of report.violations) say(`  ✗ ${v.code} (${v.phase}): ${v.message}`)
@@ -206,7 +251,15 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
 
   let summary: ChaosSummary
   try {
-    summary = await runChaos({ iterations, seed, root, keep, host: host(store), onIteration })
+    summary = await runChaos({
+      iterations,
+      seed,
+      root,
+      keep,
+      host: host(store),
+      onIteration,
+      ...(storm === undefined ? {} : { storm }),
+    })
   } finally {
     // Iterations with violations keep their folder for inspection; otherwise nothing is left behind.
     if (!keep && (await readdir(root)).length === 0) await rm(root, { recursive: true, force: true })
@@ -216,7 +269,7 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
     sayJson({ ok: summary.violations.length === 0, ...summary, root: kept, iterationReports: reports })
   } else {
     if (!tty) say()
-    for (const line of summaryLines(summary, style, kept)) say(line)
+    for (const line of summaryLines(summary, style, kept, storm)) say(line)
   }
   return summary.violations.length === 0 ? ExitCode.ok : ExitCode.failed
 }

@@ -5,7 +5,8 @@
  * database `maka_chaos_<hash of the iteration's folder>` created on the given server and dropped
  * with the folder). The checker sees a SQLite or PostgreSQL store through its raw rows, read with
  * plain SQL in the files' shape — a header's JSON, a ledger's rows each ended by a newline, a
- * claim's JSON under `<source>@<high-water>.json` — never through the adapter it judges.
+ * claim's JSON under `<source>@<high-water>.json`, an owner lock's record — never through the
+ * adapter it judges.
  */
 import { createHash } from 'node:crypto'
 import { existsSync } from 'node:fs'
@@ -62,7 +63,13 @@ const readSqliteSnapshot = async (dataDir: string): Promise<DataDirSnapshot> => 
       const name = `${r}@${hw}.json`
       claims.set(`${s}/${name}`, { sessionId: s, name, bytes: Buffer.from(record, 'utf8') })
     }
-    return { runs, claims }
+    const owners = new Map<string, Buffer>()
+    const lockRows = db.prepare('SELECT session_id AS s, record FROM owner_locks').all() as Array<{
+      readonly s: string
+      readonly record: string
+    }>
+    for (const { s, record } of lockRows) owners.set(s, Buffer.from(record, 'utf8'))
+    return { runs, claims, owners }
   } finally {
     db.close()
   }
@@ -130,7 +137,13 @@ const readPostgresSnapshot = async (url: string): Promise<DataDirSnapshot> =>
       const s = String(c['session_id'])
       claims.set(`${s}/${name}`, { sessionId: s, name, bytes: Buffer.from(String(c['record']), 'utf8') })
     }
-    return { runs, claims }
+    // A row here outlives its owner's connection (the server's advisory lock is what counts), so after
+    // a SIGKILL it is exactly the dead owner's lock a storm races over.
+    const owners = new Map<string, Buffer>()
+    for (const o of await query('SELECT session_id, record FROM owner_locks')) {
+      owners.set(String(o['session_id']), Buffer.from(String(o['record']), 'utf8'))
+    }
+    return { runs, claims, owners }
   })
 
 /**
