@@ -33,10 +33,7 @@ const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationRe
  */
 export const makeExecuteContinuation = (
   ctx: RunContext,
-): ((
-  approved: ContinuationPlan,
-  providerFor?: (run: ProviderRun) => ModelProvider,
-) => Promise<ContinuationResult>) => {
+): ((approved: ContinuationPlan, providerFor?: (run: ProviderRun) => ModelProvider) => Promise<ContinuationResult>) => {
   const { deps, stores } = ctx
 
   const emitExecutionFailed = (c: ApprovedContinuation, targetRunId: string | null, errorClass: string) =>
