@@ -6,11 +6,13 @@
  */
 import type { AgentRun } from '@maka/events'
 import {
+  type Continuation,
   type ContinuationPlan,
   type OutlinedPlan,
   makeRuntimeContinuationPlanner,
   planUnrecovered,
 } from '@maka/planner'
+import type { ModelProvider } from '@maka/providers'
 import type { LedgerScan } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -19,8 +21,8 @@ import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
 import { plannerHostPort, plannerStorePort } from './portAdapters.js'
 import { replaySegment } from './replaySegment.js'
-import type { Runtime } from './Runtime.js'
-import type { RuntimeDeps } from './RuntimeDeps.js'
+import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
+import type { ProviderRun, RuntimeDeps } from './RuntimeDeps.js'
 import { makeRunContext } from './runContext.js'
 import { makeRunTurn } from './runTurn.js'
 import { makeStartupRecovery } from './startupRecovery.js'
@@ -118,6 +120,25 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
 
   const execute = makeExecuteContinuation(ctx)
 
+  // The provider a continuation runs with: the host resolver's, from the source header planning read
+  // (or, without a resolver, `providerFor`); a model that cannot be built ends `resume` as data.
+  const continuationProvider = async (
+    c: Continuation,
+    headers: ReadonlyMap<string, AgentRun>,
+    observer: ResumeObserver,
+  ): Promise<E.Either<ContinuationResult, (run: ProviderRun) => ModelProvider>> => {
+    if (deps.resolveContinuationProvider === undefined) return E.right(deps.providerFor)
+    const source = headers.get(c.sourceRunId)
+    // A continue plan was made from its source header; without one the planner is broken.
+    if (source === undefined) throw new Error(`the plan of ${c.sourceRunId} was made without its header`)
+    const resolved = await deps.resolveContinuationProvider({ source, continuation: c })
+    if (E.isLeft(resolved)) {
+      return E.left({ _tag: 'ProviderUnavailable', sourceRunId: c.sourceRunId, message: resolved.left.message })
+    }
+    if (resolved.right.note !== undefined) await observer.onProviderNote?.(resolved.right.note)
+    return E.right(resolved.right.providerFor)
+  }
+
   const resume: Runtime['resume'] = async (request, observer = {}) => {
     const { recoveryRefusal, ...planRequest } = request
     // A session recovery could not repair parks at early exit 1a without being read (nor announced:
@@ -136,20 +157,10 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     await observer.onPlanned?.(planned)
     const c = planned.continuation
     if (planned.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: planned }
-    let providerFor = deps.providerFor
-    if (deps.resolveContinuationProvider !== undefined) {
-      const source = headers.get(c.sourceRunId)
-      // A continue plan was made from its source header; without one the planner is broken.
-      if (source === undefined) throw new Error(`the plan of ${c.sourceRunId} was made without its header`)
-      const resolved = await deps.resolveContinuationProvider({ source, continuation: c })
-      if (E.isLeft(resolved)) {
-        return { _tag: 'ProviderUnavailable', sourceRunId: c.sourceRunId, message: resolved.left.message }
-      }
-      if (resolved.right.note !== undefined) await observer.onProviderNote?.(resolved.right.note)
-      providerFor = resolved.right.providerFor
-    }
+    const provider = await continuationProvider(c, headers, observer)
+    if (E.isLeft(provider)) return provider.left
     await observer.onExecuting?.(planned)
-    return execute(planned, providerFor)
+    return execute(planned, provider.right)
   }
 
   const recover = makeStartupRecovery({
