@@ -1,9 +1,11 @@
 /**
  * The one place the CLI builds a runtime: file stores over the data directory, the built-in tools,
- * a provider per run, the permission mode and an optional `--verbose` lifecycle log on stderr.
+ * a provider per run (and, to resume, a resolver of the source run's model), the permission mode and
+ * an optional `--verbose` lifecycle log on stderr.
  */
 import type { ModelProvider } from '@maka/providers'
 import {
+  type ContinuationProviderResolver,
   type CrashPoint,
   type FileRuntime,
   type LifecycleEvent,
@@ -25,6 +27,8 @@ export interface RuntimeChoice {
   /** The chosen store's ports (`--store`); the JSONL files of `dataDir` when absent. */
   readonly stores?: StorePorts
   readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
+  /** Which model a resumed run continues with, from its source header (`runtime.resume`). */
+  readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly safeBoundaryResumeEnabled: boolean
   readonly permissionMode: PermissionMode
   readonly verbose: boolean
@@ -59,6 +63,9 @@ export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
     ...(choice.stores === undefined ? {} : { stores: choice.stores }),
     tools: builtinTools(),
     providerFor: choice.providerFor,
+    ...(choice.resolveContinuationProvider === undefined
+      ? {}
+      : { resolveContinuationProvider: choice.resolveContinuationProvider }),
     safeBoundaryResumeEnabled: choice.safeBoundaryResumeEnabled,
     permissionMode: choice.permissionMode,
     ...(choice.verbose ? { sink: verboseSink() } : {}),

@@ -15,4 +15,5 @@ export {
   checkProviderFlags,
   providerFlagsGiven,
   providerChoiceForResume,
+  continuationProviderResolver,
 } from '@maka/providers'

@@ -3,7 +3,7 @@
  * results. Every park reason and rejection is shown with its human sentence (never a raw code
  * alone); the sentences come from `@maka/events`, not from here.
  */
-import { ExecutionRejectionSentences, describeParkReason, isExecutionRejection } from '@maka/events'
+import { describeCode, describeParkReason } from '@maka/events'
 import type { ContinuationResult, RecoveryAction } from '@maka/executor'
 import type { Continuation, ContinuationOutline, ContinuationPlan, OutlinedPlan } from '@maka/planner'
 import type { Style } from './Style.js'
@@ -18,13 +18,6 @@ export const recoveryLine = (action: RecoveryAction): string => {
   const failed = failedWriteSentence(action.error)
   return `${action.action}: session ${action.sessionId}${target === undefined ? '' : ` ${action.runId === undefined ? 'shell run' : 'run'} ${target}`} — ${action.detail}${failed === null ? '' : ` (${failed})`}`
 }
-
-/**
- * The human sentence for a park reason or an execution rejection code.
- * @category constructors
- */
-export const sentenceOf = (code: string): string =>
-  isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
 
 // How many events a continuation replays, and how many of them are the source run's own.
 const historySize = (c: Continuation | ContinuationOutline): { readonly all: number; readonly own: number } =>
@@ -70,8 +63,10 @@ export const continuationResultLines = (result: ContinuationResult, style: Style
     case 'Rejected':
       return [
         `${style.yellow('rejected')} — the plan was not executed:`,
-        ...result.codes.map((code) => `- ${sentenceOf(code)} ${style.dim(`(${code})`)}`),
+        ...result.codes.map((code) => `- ${describeCode(code)} ${style.dim(`(${code})`)}`),
       ]
+    case 'ProviderUnavailable':
+      return [`Cannot resume: ${result.message}`]
     case 'Failed':
       return [
         `${style.red('failed')} at ${result.stage} (${result.errorClass}): ${result.message} Target run ${result.targetRunId}.`,

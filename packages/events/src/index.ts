@@ -82,6 +82,7 @@ export {
   isExecutionRejection,
   FailureClass,
 } from './ExecutionRejection.js'
+export { CodeSentences, type SentencedCode, isSentencedCode, describeCode } from './CodeSentences.js'
 export { CommittedPrefix, type FailpointDecision, type Failpoint, FAILPOINTS } from './Failpoint.js'
 export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
 export { type StringIndex, makeStringIndex } from './stringIndex.js'

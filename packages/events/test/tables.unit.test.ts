@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import {
+  CodeSentences,
   ExecutionRejectionSentences,
   FAILPOINTS,
   PARK_REASONS,
   ParkReasonSentences,
+  describeCode,
   describeParkReason,
   isTerminalEvent,
   isModelVisible,
@@ -60,6 +62,21 @@ describe('ExecutionRejection', () => {
   it('holds the guard, the twelve revalidation codes and the session-history refusal', () => {
     expect(Object.keys(ExecutionRejectionSentences)).toHaveLength(15)
     expect(ExecutionRejectionSentences).toHaveProperty('session_history_unreadable')
+  })
+})
+
+describe('CodeSentences', () => {
+  it('holds every park reason and every execution rejection, each with its own sentence', () => {
+    expect(Object.keys(CodeSentences)).toEqual([
+      ...Object.keys(ParkReasonSentences),
+      ...Object.keys(ExecutionRejectionSentences),
+    ])
+    expect(describeCode('dangling_tool_state')).toBe(ParkReasonSentences.dangling_tool_state)
+    expect(describeCode('source_high_water_changed')).toBe(ExecutionRejectionSentences.source_high_water_changed)
+  })
+
+  it('describes an unknown code with the generic sentence', () => {
+    expect(describeCode('from_the_future')).toBe(describeParkReason('from_the_future'))
   })
 })
 

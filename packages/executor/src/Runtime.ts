@@ -2,7 +2,7 @@
  * The runtime's interface and the results of its operations.
  */
 import type { RuntimeEvent, TerminalRunStatus } from '@maka/events'
-import type { ContinuationPlan, OutlinedPlan, ReplaySegment } from '@maka/planner'
+import type { ContinuationPlan, OutlinedPlan, RecoveryRefusal, ReplaySegment } from '@maka/planner'
 import type * as E from 'fp-ts/lib/Either.js'
 import type { StoreError } from '@maka/stores'
 import type { RecoveryReport } from './RecoveryAction.js'
@@ -62,6 +62,17 @@ export type ContinuationResult =
       readonly messages: ReadonlyArray<string>
     }
   | {
+      /**
+       * `resume` only: the host's resolver could not build the model the continuation needs. Asked
+       * before the guard, the owner lock and the claim, so nothing was written and the boundary is
+       * still there to resume once the host can build a model.
+       */
+      readonly _tag: 'ProviderUnavailable'
+      readonly sourceRunId: string
+      /** The resolver's sentence. */
+      readonly message: string
+    }
+  | {
       readonly _tag: 'Failed'
       /** `ownership`: owner.lock could not be taken for a reason other than a live owner. */
       readonly stage: 'ownership' | 'claim' | 'continuation_start' | 'run'
@@ -82,6 +93,36 @@ export type ContinuationResult =
       /** The failure's human sentence (secret-free, as in the terminal event). */
       readonly failureMessage?: string
     }
+
+/**
+ * What `resume` continues: the session's latest top-level run, or `runId`.
+ * @category models
+ */
+export interface ResumeRequest {
+  readonly sessionId: string
+  readonly runId?: string
+  /**
+   * Startup recovery could not repair the session because the data directory refused it: the plan
+   * parks with `recovery_unwritable` (after the flag) without reading the session.
+   */
+  readonly recoveryRefusal?: RecoveryRefusal
+}
+
+/**
+ * What a host hears while `resume` works, in this order, each awaited before resume goes on: the
+ * plan (parked or not), then — for a continue plan whose model was resolved — the resolver's note,
+ * then the start of the execution. A hook that throws ends `resume` with its error, before anything
+ * of the continuation is written.
+ * @category models
+ */
+export interface ResumeObserver {
+  /** The plan as made, before anything else happens (a host prints it). */
+  readonly onPlanned?: (plan: ContinuationPlan) => void | Promise<void>
+  /** The resolver chose another model than the source run recorded, in one sentence. */
+  readonly onProviderNote?: (note: string) => void | Promise<void>
+  /** The model is resolved and the approved plan is about to be executed (nothing written yet). */
+  readonly onExecuting?: (plan: ContinuationPlan) => void | Promise<void>
+}
 
 /**
  * Why a segment of a planned history could not be streamed again: its rows changed since they were
@@ -126,8 +167,13 @@ export interface Runtime {
    */
   planOutline(request: { readonly sessionId: string; readonly runId?: string }): Promise<PlanOutline>
   execute(plan: ContinuationPlan): Promise<ContinuationResult>
-  /** Plans the latest safe boundary and executes it when the plan says continue. */
-  resume(request: { readonly sessionId: string; readonly runId?: string }): Promise<ContinuationResult>
+  /**
+   * The resume use case, whole: plans the latest safe boundary (or `runId`), resolves the
+   * continuation's model from the source header planning read (`resolveContinuationProvider`),
+   * then executes as `execute` does. Nothing is read between the plan and the execution but
+   * what execution itself revalidates.
+   */
+  resume(request: ResumeRequest, observer?: ResumeObserver): Promise<ContinuationResult>
   recover(options?: { readonly sessionIds?: ReadonlyArray<string> }): Promise<RecoveryReport>
   /**
    * Cancels the active run (a normal turn or a continuation), e.g. on Ctrl+C: the model stream is

@@ -3,11 +3,13 @@
  * providers, tools) and pass them in; tests pass the same real parts, wrapped where a failure must
  * be injected at a port.
  */
-import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
+import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import type { HostInspector } from '@maka/host-inspector'
+import type { Continuation } from '@maka/planner'
 import type { ModelProvider } from '@maka/providers'
 import type { StorePorts } from '@maka/stores'
 import type { Tool } from '@maka/tools'
+import type * as E from 'fp-ts/lib/Either.js'
 
 /**
  * How tool calls that change the world are authorised.
@@ -102,6 +104,47 @@ export interface PermissionQuestion {
 }
 
 /**
+ * A run a provider is asked for.
+ * @category models
+ */
+export interface ProviderRun {
+  readonly kind: 'turn' | 'continuation'
+  readonly runId: string
+}
+
+/**
+ * Why the model a continuation needs cannot be built here (a provider this host does not know, a
+ * missing key or base URL, an unreadable script): one sentence for the person, naming no secret.
+ * @category models
+ */
+export interface ProviderUnavailable {
+  readonly message: string
+}
+
+/**
+ * The model a continuation runs with, as the host resolved it from the source run's header.
+ * @category models
+ */
+export interface ResolvedProvider {
+  /** Builds the continuation's provider; asked once, after revalidation, as `providerFor` is. */
+  readonly providerFor: (run: ProviderRun) => ModelProvider
+  /** One sentence when the host chose another model than the one the source run recorded. */
+  readonly note?: string
+}
+
+/**
+ * A host's answer to "which model continues this run?", asked by `resume` with the approved plan's
+ * continuation and the source header planning read — after planning, before the in-process guard,
+ * the owner lock and the claim — so a model that cannot be built never spends the boundary. An
+ * expected failure is a Left; a throw is a bug.
+ * @category models
+ */
+export type ContinuationProviderResolver = (request: {
+  readonly source: AgentRun
+  readonly continuation: Continuation
+}) => Promise<E.Either<ProviderUnavailable, ResolvedProvider>>
+
+/**
  * The parts a runtime is built from.
  * @category models
  */
@@ -110,7 +153,12 @@ export interface RuntimeDeps {
   readonly inspector: HostInspector
   readonly tools: ReadonlyArray<Tool>
   /** A provider for each run; called once per run so scripted cursors never leak between runs. */
-  readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
+  readonly providerFor: (run: ProviderRun) => ModelProvider
+  /**
+   * Resolves a continuation's model from its source run's header (`resume` only). Without it,
+   * `providerFor` serves continuations as it serves turns.
+   */
+  readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly safeBoundaryResumeEnabled: boolean
   readonly permissionMode?: PermissionMode
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>

@@ -4,8 +4,9 @@
  * writes — with a lifecycle event for each way it can end. The source ledger is only ever read.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { describeParkReason, ExecutionRejectionSentences } from '@maka/events'
+import { describeCode } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
+import type { ModelProvider } from '@maka/providers'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { type ApprovedContinuation, decideContinuation } from './decideContinuation.js'
 import { providerIdentityOf } from './decideTurnStart.js'
@@ -16,27 +17,23 @@ import { continuationStartWrites, runningWrites } from './performWrites.js'
 import { revalidate } from './revalidate.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
-import type { ContinuationRejectionCode } from './RuntimeDeps.js'
+import type { ContinuationRejectionCode, ProviderRun } from './RuntimeDeps.js'
 import { rowStamp } from './runWriter.js'
 import { loadSessionHistory } from './sessionMemory.js'
 
 const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
   _tag: 'Rejected',
   codes,
-  messages: codes.map((code) =>
-    code === 'session_owner_alive' || code === 'resume_feature_disabled'
-      ? describeParkReason(code)
-      : ExecutionRejectionSentences[code],
-  ),
+  messages: codes.map(describeCode),
 })
 
 /**
- * The runtime's `execute` over the shared parts.
+ * The runtime's `execute` over the shared parts; `resume` passes the provider its resolver built.
  * @category constructors
  */
 export const makeExecuteContinuation = (
   ctx: RunContext,
-): ((approved: ContinuationPlan) => Promise<ContinuationResult>) => {
+): ((approved: ContinuationPlan, providerFor?: (run: ProviderRun) => ModelProvider) => Promise<ContinuationResult>) => {
   const { deps, stores } = ctx
 
   const emitExecutionFailed = (c: ApprovedContinuation, targetRunId: string | null, errorClass: string) =>
@@ -48,7 +45,11 @@ export const makeExecuteContinuation = (
       errorClass,
     })
 
-  const executeOwned = async (c: ApprovedContinuation, signal: AbortSignal): Promise<ContinuationResult> => {
+  const executeOwned = async (
+    c: ApprovedContinuation,
+    signal: AbortSignal,
+    providerFor: (run: ProviderRun) => ModelProvider,
+  ): Promise<ContinuationResult> => {
     const observed = await observeBoundary(stores, deps.inspector, c)
     const codes = revalidate(c, observed)
     if (codes.length > 0 || observed.sourceHeader === null) {
@@ -61,7 +62,7 @@ export const makeExecuteContinuation = (
       emitExecutionFailed(c, c.runId, 'session_history_unreadable')
       return reject(['session_history_unreadable'])
     }
-    const provider = deps.providerFor({ kind: 'continuation', runId: c.runId })
+    const provider = providerFor({ kind: 'continuation', runId: c.runId })
     const createdAt = ctx.nowIso()
     const start = decideContinuation({
       continuation: c,
@@ -150,7 +151,7 @@ export const makeExecuteContinuation = (
     }
   }
 
-  return async (approved) => {
+  return async (approved, providerFor = deps.providerFor) => {
     const c = approved.continuation
     if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
     // A plan made elsewhere is not a licence: without the flag nothing is executed.
@@ -179,7 +180,7 @@ export const makeExecuteContinuation = (
         }
       }
       try {
-        return await executeOwned(c, lease.signal)
+        return await executeOwned(c, lease.signal, providerFor)
       } finally {
         await ctx.ownership.releaseOwnership(c.sessionId, owned.right)
       }

@@ -12,6 +12,10 @@ export {
   type RunObserver,
   type PermissionQuestion,
   type RuntimeDeps,
+  type ProviderRun,
+  type ProviderUnavailable,
+  type ResolvedProvider,
+  type ContinuationProviderResolver,
   type ContinuationRejectionCode,
 } from './RuntimeDeps.js'
 export {
@@ -42,6 +46,8 @@ export {
   type TurnRequest,
   type TurnResult,
   type ContinuationResult,
+  type ResumeRequest,
+  type ResumeObserver,
   type ReplayFailure,
   type PlanOutline,
   type Runtime,

@@ -4,21 +4,30 @@
  * writes are decided as data (`decide*.ts`) and carried out by one performer (`performWrites.ts`)
  * in the order the executor contract fixes; the source ledger of a continuation is only ever read.
  */
-import { type ContinuationPlan, type OutlinedPlan, makeRuntimeContinuationPlanner } from '@maka/planner'
+import type { AgentRun } from '@maka/events'
+import {
+  type Continuation,
+  type ContinuationPlan,
+  type OutlinedPlan,
+  makeRuntimeContinuationPlanner,
+  planUnrecovered,
+} from '@maka/planner'
+import type { ModelProvider } from '@maka/providers'
 import type { LedgerScan } from '@maka/stores'
+import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
 import { plannerHostPort, plannerStorePort } from './portAdapters.js'
 import { replaySegment } from './replaySegment.js'
-import type { Runtime } from './Runtime.js'
-import type { RuntimeDeps } from './RuntimeDeps.js'
+import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
+import type { ProviderRun, RuntimeDeps } from './RuntimeDeps.js'
 import { makeRunContext } from './runContext.js'
 import { makeRunTurn } from './runTurn.js'
 import { makeStartupRecovery } from './startupRecovery.js'
 
-export type { TurnRequest, TurnResult, ContinuationResult, Runtime } from './Runtime.js'
+export type { TurnRequest, TurnResult, ContinuationResult, ResumeRequest, ResumeObserver, Runtime } from './Runtime.js'
 
 /**
  * Builds a runtime from its parts.
@@ -38,7 +47,6 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
   }
   const storePort = plannerStorePort(deps.stores)
-  const planner = makeRuntimeContinuationPlanner({ ...plannerDeps, store: storePort })
 
   const announce = (sessionId: string, result: OutlinedPlan | ContinuationPlan): void => {
     if (result.disposition === 'continue' && result.continuation !== undefined) {
@@ -58,11 +66,31 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     }
   }
 
-  const plan: Runtime['plan'] = async (request) => {
-    const result = await planner.plan(request)()
+  // The plan, and the headers it was made from: the continuation's model is resolved from the source
+  // header planning read, so no second read stands between the plan and the execution — a source
+  // that changes after planning is execution's to find (revalidation), not the resolver's.
+  const planReading = async (request: { readonly sessionId: string; readonly runId?: string }) => {
+    const headers = new Map<string, AgentRun>()
+    const reading = makeRuntimeContinuationPlanner({
+      ...plannerDeps,
+      store: {
+        ...storePort,
+        readRun: (sessionId, runId) =>
+          pipe(
+            storePort.readRun(sessionId, runId),
+            TE.map((header) => {
+              headers.set(runId, header)
+              return header
+            }),
+          ),
+      },
+    })
+    const result = await reading.plan(request)()
     announce(request.sessionId, result)
-    return result
+    return { plan: result, headers }
   }
+
+  const plan: Runtime['plan'] = async (request) => (await planReading(request)).plan
 
   const planOutline: Runtime['planOutline'] = async (request) => {
     // What each fold read, for the second read to prove the same bytes are there.
@@ -92,9 +120,47 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
 
   const execute = makeExecuteContinuation(ctx)
 
-  const resume: Runtime['resume'] = async (request) => {
-    const planned = await plan(request)
-    return planned.disposition === 'continue' ? execute(planned) : { _tag: 'Parked', plan: planned }
+  // The provider a continuation runs with: the host resolver's, from the source header planning read
+  // (or, without a resolver, `providerFor`); a model that cannot be built ends `resume` as data.
+  const continuationProvider = async (
+    c: Continuation,
+    headers: ReadonlyMap<string, AgentRun>,
+    observer: ResumeObserver,
+  ): Promise<E.Either<ContinuationResult, (run: ProviderRun) => ModelProvider>> => {
+    if (deps.resolveContinuationProvider === undefined) return E.right(deps.providerFor)
+    const source = headers.get(c.sourceRunId)
+    // A continue plan was made from its source header; without one the planner is broken.
+    if (source === undefined) throw new Error(`the plan of ${c.sourceRunId} was made without its header`)
+    const resolved = await deps.resolveContinuationProvider({ source, continuation: c })
+    if (E.isLeft(resolved)) {
+      return E.left({ _tag: 'ProviderUnavailable', sourceRunId: c.sourceRunId, message: resolved.left.message })
+    }
+    if (resolved.right.note !== undefined) await observer.onProviderNote?.(resolved.right.note)
+    return E.right(resolved.right.providerFor)
+  }
+
+  const resume: Runtime['resume'] = async (request, observer = {}) => {
+    const { recoveryRefusal, ...planRequest } = request
+    // A session recovery could not repair parks at early exit 1a without being read (nor announced:
+    // nothing was planned from its files).
+    const { plan: planned, headers } =
+      recoveryRefusal === undefined
+        ? await planReading(planRequest)
+        : {
+            plan: planUnrecovered({
+              safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
+              refusal: recoveryRefusal,
+              ...(request.runId === undefined ? {} : { runId: request.runId }),
+            }),
+            headers: new Map<string, AgentRun>(),
+          }
+    await observer.onPlanned?.(planned)
+    const c = planned.continuation
+    if (planned.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: planned }
+    const provider = await continuationProvider(c, headers, observer)
+    if (E.isLeft(provider)) return provider.left
+    await observer.onExecuting?.(planned)
+    return execute(planned, provider.right)
   }
 
   const recover = makeStartupRecovery({
@@ -104,5 +170,13 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     ...ctx.ownership,
   })
 
-  return { runTurn: makeRunTurn(ctx), plan, planOutline, execute, resume, recover, cancel: ctx.guard.cancel }
+  return {
+    runTurn: makeRunTurn(ctx),
+    plan,
+    planOutline,
+    execute: (approved) => execute(approved),
+    resume,
+    recover,
+    cancel: ctx.guard.cancel,
+  }
 }

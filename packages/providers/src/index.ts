@@ -41,5 +41,6 @@ export {
   checkProviderFlags,
   providerFlagsGiven,
   providerChoiceForResume,
+  continuationProviderResolver,
 } from './providerChoice.js'
 export { isProviderChoiceError, ProviderChoiceError } from './ProviderChoiceError.js'

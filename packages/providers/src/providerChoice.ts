@@ -3,7 +3,8 @@
  * script) or an OpenAI-compatible endpoint. Reading and checking the flags happens here, before a
  * runtime exists, so a bad script, a missing `--model`, an unusable `--base-url`, a missing key or
  * a bad timeout is a `ProviderChoiceError` (the CLI's exit 2) and nothing is written. A resume builds the provider its
- * source run recorded (`providerChoiceForResume`), with flags overriding it.
+ * source run recorded (`providerChoiceForResume`), with flags overriding it; `continuationProviderResolver`
+ * is the same rule as the runtime's resolver port, its refusals as data.
  */
 import { readFile } from 'node:fs/promises'
 import * as E from 'fp-ts/lib/Either.js'
@@ -12,7 +13,7 @@ import type { ModelProvider } from './ModelProvider.js'
 import { DEFAULT_PROVIDER_TIMEOUT_MS, makeOpenAICompatibleProvider } from './openAICompatibleProvider.js'
 import { type ScriptStep, parseScript } from './ScriptStep.js'
 import { makeScriptedProvider } from './scriptedProvider.js'
-import { ProviderChoiceError } from './ProviderChoiceError.js'
+import { ProviderChoiceError, isProviderChoiceError } from './ProviderChoiceError.js'
 
 /**
  * The provider flags shared by `run`, `chat`, `resume` and `demo`.
@@ -236,3 +237,32 @@ export const providerChoiceForResume = async (
         note: `Resuming with ${describeChoice(choice)} from the flags instead of the recorded ${describeRecorded(source, false)}.`,
       }
 }
+
+/**
+ * The runtime's continuation provider resolver over `providerChoiceForResume`: given the source
+ * header planning read, a fresh provider per run of the resolved choice and its note, or — when the
+ * model cannot be built here — the `ProviderChoiceError`'s sentence as a Left (any other throw is a bug
+ * and propagates). Every host hands this to the runtime, so none captures a choice to mutate later.
+ * @category constructors
+ */
+export const continuationProviderResolver =
+  (flags: ProviderFlags, defaults: ScriptDefaults, env: NodeJS.ProcessEnv = process.env) =>
+  async (request: {
+    readonly source: AgentRun
+  }): Promise<
+    E.Either<
+      { readonly message: string },
+      {
+        readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
+        readonly note?: string
+      }
+    >
+  > => {
+    try {
+      const { choice, note } = await providerChoiceForResume(request.source, flags, env)
+      return E.right({ providerFor: providerForRuns(choice, defaults), ...(note === undefined ? {} : { note }) })
+    } catch (error) {
+      if (isProviderChoiceError(error)) return E.left({ message: error.message })
+      throw error
+    }
+  }

@@ -1,5 +1,5 @@
 /**
- * `providerChoiceForResume`: a continuation keeps the model its source run recorded, and flags that
+ * `providerChoiceForResume` (and `continuationProviderResolver`, the same rule as the runtime's port): a continuation keeps the model its source run recorded, and flags that
  * pick another model get one readable note. A script file for a scripted run is that model's input,
  * not another model: no note (it once read "… instead of the recorded the scripted model.").
  */
@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentRun } from '@maka/events'
-import { providerChoiceForResume } from '../src/index.js'
+import * as E from 'fp-ts/lib/Either.js'
+import { continuationProviderResolver, providerChoiceForResume } from '../src/index.js'
 
 const URL_A = 'http://127.0.0.1:8080/v1'
 const env = { MAKA_API_KEY: 'test-key' }
@@ -72,6 +73,40 @@ describe('providerChoiceForResume', () => {
       ],
     ])('says so in one sentence: %s', async (_name, source, flags, note) => {
       expect((await providerChoiceForResume(source, flags, env)).note).toBe(note)
+    })
+  })
+})
+
+describe('continuationProviderResolver', () => {
+  const resolve = continuationProviderResolver({}, { turn: [], continuation: [{ text: 'default' }] }, env)
+
+  describe('when the recorded model can be built', () => {
+    it('answers a fresh provider per run of that model, with the note of the choice', async () => {
+      const resolved = await continuationProviderResolver(
+        { provider: 'scripted' },
+        { turn: [], continuation: [] },
+        env,
+      )({
+        source: endpoint,
+      })
+      expect(E.isRight(resolved) && resolved.right.note).toBe(
+        `Resuming with the scripted model from the flags instead of the recorded openai-compatible model m at ${URL_A}.`,
+      )
+      const provider = E.isRight(resolved) ? resolved.right.providerFor({ kind: 'continuation', runId: 'r-1' }) : null
+      expect(provider?.providerId).toBe('scripted')
+      expect(E.isRight(await resolve({ source: scripted }))).toBe(true)
+    })
+  })
+
+  describe('when the recorded model cannot be built here', () => {
+    it('answers the refusal sentence as a Left instead of throwing', async () => {
+      const unknown = header({ providerId: 'elsewhere', modelId: 'x' })
+      expect(await resolve({ source: unknown })).toEqual(
+        E.left({
+          message:
+            'The interrupted run used elsewhere model x, which cannot be built here; pass --provider and its flags to choose a model.',
+        }),
+      )
     })
   })
 })

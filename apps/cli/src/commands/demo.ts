@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, RuntimeEvent } from '@maka/events'
+import { type AgentRun, type RuntimeEvent, describeCode } from '@maka/events'
 import { type ContinuationResult, listSessionRuns } from '@maka/executor'
 import { type ContinuationPlan, type RunKind, continuationsOf, runKindOf } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
@@ -26,7 +26,7 @@ import { BadInputError, ExitCode } from '../ExitCode.js'
 import { checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { DemoFlags, GlobalFlags } from '../CommandFlags.js'
 import { readProviderChoice } from '../providerChoice.js'
-import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
+import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
 import { type Style, makeStyle, styleForStdout } from '../Style.js'
 import { DEMO_PROMPT, type DemoChildMessage } from './demoChild.js'
 
@@ -389,7 +389,7 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
     } else {
       // 5. Park.
       begin('Park: nothing is executed')
-      for (const code of plan.rejectionReasons) detail(`- ${sentenceOf(code)} ${style.dim(`(${code})`)}`)
+      for (const code of plan.rejectionReasons) detail(`- ${describeCode(code)} ${style.dim(`(${code})`)}`)
       lineage = await readLineage(stores, sessionId, sourceRunId, workspace, dataDir)
       end(lineage.continuation === null && lineage.claim === null, 'no continuation run and no claim were created')
     }

@@ -10,17 +10,19 @@ import type { ContinuationResult } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
-import { ExitCode } from '../ExitCode.js'
+import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
-import { type ProviderChoice, checkProviderFlags, providerChoiceForResume, providerForRuns } from '../providerChoice.js'
+import { checkProviderFlags, continuationProviderResolver, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { planUnrecovered } from '@maka/planner'
 import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
 import { noSessionPlan, pickSession } from './pickSession.js'
+
+// A continuation without a script file answers from its history alone.
+const NO_DEFAULT_SCRIPTS = { turn: [], continuation: [] } as const
 
 /**
  * The exit code of a continuation result.
@@ -36,6 +38,8 @@ export const exitCodeOf = (result: ContinuationResult, signal: InterruptSignal |
       return ExitCode.parked
     case 'Failed':
       return ExitCode.failed
+    case 'ProviderUnavailable':
+      return ExitCode.badInput
   }
 }
 
@@ -48,8 +52,6 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   checkProviderFlags(flags)
   const workspace = await openDataDir(globals, 'write')
   const sessionId = await pickSession(workspace, flags.session)
-  // Set from the source run's header once the plan names it; the runtime asks only when it executes.
-  let choice: ProviderChoice = { kind: 'scripted', steps: null }
   const json = flags.json === true
   const style = styleForStdout()
   if (sessionId === null) {
@@ -73,7 +75,9 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     stores: workspace.stores,
-    providerFor: (run) => providerForRuns(choice, { turn: [], continuation: [] })(run),
+    // No turn runs here: the continuation's model is the one the resolver reads from its source run.
+    providerFor: providerForRuns({ kind: 'scripted', steps: null }, NO_DEFAULT_SCRIPTS),
+    resolveContinuationProvider: continuationProviderResolver(flags, NO_DEFAULT_SCRIPTS),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
@@ -81,36 +85,38 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
-    const refusal = (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
     // A session recovery could not repair parks at early exit 1a without being read.
-    const plan =
-      refusal === undefined
-        ? await runtime.plan({ sessionId })
-        : planUnrecovered({ safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(), refusal })
-    // The plan line streams its history: a million-event plan never becomes one string.
-    if (json) await writePlanJson(process.stdout, { type: 'plan', sessionId, plan }, { compact: true })
-    if (plan.disposition !== 'continue') {
+    const recoveryRefusal = (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
+    const result = await runtime.resume(
+      { sessionId, ...(recoveryRefusal === undefined ? {} : { recoveryRefusal }) },
+      {
+        onPlanned: async (plan) => {
+          // The plan line streams its history: a million-event plan never becomes one string.
+          if (json) await writePlanJson(process.stdout, { type: 'plan', sessionId, plan }, { compact: true })
+        },
+        onProviderNote: (note) => {
+          process.stderr.write(`maka: ${note}\n`)
+        },
+        onExecuting: (plan) => {
+          if (json) return
+          say(
+            `Resuming session ${sessionId} from the latest safe boundary: run ${plan.sourceRunId ?? '?'} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}.`,
+          )
+        },
+      },
+    )
+    // A model that cannot be built is bad input (exit 2, its sentence on stderr), found before the
+    // owner lock and the claim: the boundary is not spent.
+    if (result._tag === 'ProviderUnavailable') throw new BadInputError(result.message)
+    if (result._tag === 'Parked') {
       if (json) {
         sayLine({ type: 'result', command: 'resume', sessionId, result: { _tag: 'Parked' }, exitCode: ExitCode.parked })
       } else {
         say(`Cannot resume session ${sessionId}:`)
-        for (const line of planLines(plan, style)) say(`  ${line}`)
+        for (const line of planLines(result.plan, style)) say(`  ${line}`)
       }
       return ExitCode.parked
     }
-    // The provider is built from what the source run recorded, and checked here — before the owner
-    // lock and the claim — so a provider that cannot be built (exit 2) never spends the boundary.
-    const source = await workspace.stores.runs.read(sessionId, plan.continuation?.sourceRunId ?? '')()
-    if (source._tag === 'Left') throw new Error(`the interrupted run's header cannot be read (${source.left._tag})`)
-    const resolved = await providerChoiceForResume(source.right, flags)
-    if (resolved.note !== undefined) process.stderr.write(`maka: ${resolved.note}\n`)
-    choice = resolved.choice
-    if (!json) {
-      say(
-        `Resuming session ${sessionId} from the latest safe boundary: run ${plan.sourceRunId ?? '?'} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}.`,
-      )
-    }
-    const result = await runtime.execute(plan)
     const signal = trap.received()
     const code = exitCodeOf(result, signal)
     if (result._tag === 'Finished' && (code === ExitCode.interrupted || code === ExitCode.terminated)) {
@@ -132,7 +138,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
         type: 'result',
         command: 'resume',
         sessionId,
-        result: result._tag === 'Parked' ? { _tag: 'Parked' } : result,
+        result,
         deniedToolCalls: narrator.denied().length,
         exitCode: code,
       })

@@ -5,19 +5,17 @@
  */
 import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
-import type { RuntimeEvent } from '@maka/events'
+import { type RuntimeEvent, describeCode } from '@maka/events'
 import type { PermissionMode, PermissionQuestion } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
-import { BadInputError } from '../ExitCode.js'
 import {
   type ProviderChoice,
   type ProviderFlags,
-  isProviderChoiceError,
-  providerChoiceForResume,
+  continuationProviderResolver,
   providerForRuns,
 } from '../providerChoice.js'
 import { DEMO_SCRIPT } from '@maka/providers'
-import { continuationResultLines, planLines, recoveryLine, sentenceOf } from '../reportLines.js'
+import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
 import { listSessionSummaries } from '@maka/executor'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
@@ -85,16 +83,13 @@ const plain = makeStyle(false)
  */
 export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
   let listener: ChatListener | null = null
-  // A continuation runs with the provider its source run recorded, resolved by /resume.
-  let continuationChoice: ProviderChoice = options.choice
+  const scripts = { turn: DEMO_SCRIPT, continuation: [] }
   const { runtime, stores } = composeRuntime({
     dataDir: options.dataDir,
     ...(options.stores === undefined ? {} : { stores: options.stores }),
-    providerFor: (run) =>
-      providerForRuns(run.kind === 'continuation' ? continuationChoice : options.choice, {
-        turn: DEMO_SCRIPT,
-        continuation: [],
-      })(run),
+    providerFor: providerForRuns(options.choice, scripts),
+    // A continuation runs with the provider its source run recorded, resolved by /resume.
+    resolveContinuationProvider: continuationProviderResolver(options.providerFlags ?? {}, scripts),
     safeBoundaryResumeEnabled: options.safeBoundaryResumeEnabled,
     permissionMode: options.permissionMode,
     verbose: options.verbose,
@@ -157,40 +152,22 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       }
     },
     resume: async () => {
-      const planned = await runtime.plan({ sessionId })
-      if (planned.disposition !== 'continue' || planned.continuation === undefined) {
-        return [
-          { tone: 'warn', text: 'Cannot resume:' },
-          ...planned.rejectionReasons.map((code): Notice => ({
-            tone: 'warn',
-            text: `- ${sentenceOf(code)} (${code})`,
-          })),
-        ]
-      }
-      // Resolved before the owner lock and the claim, so a provider that cannot be built never
-      // spends the boundary.
-      const source = await stores.runs.read(sessionId, planned.continuation.sourceRunId)()
-      if (E.isLeft(source)) {
-        return [{ tone: 'error', text: `The interrupted run's header cannot be read (${source.left._tag}).` }]
-      }
       const notices: Array<Notice> = []
-      try {
-        const resolved = await providerChoiceForResume(source.right, options.providerFlags ?? {})
-        continuationChoice = resolved.choice
-        if (resolved.note !== undefined) notices.push({ tone: 'info', text: resolved.note })
-      } catch (error) {
-        if (error instanceof BadInputError || isProviderChoiceError(error))
-          return [{ tone: 'error', text: `Cannot resume: ${error.message}` }]
-        throw error
-      }
-      const result = await runtime.execute(planned)
+      const result = await runtime.resume(
+        { sessionId },
+        {
+          onProviderNote: (note) => {
+            notices.push({ tone: 'info', text: note })
+          },
+        },
+      )
       if (result._tag === 'Parked') {
         return [
           ...notices,
           { tone: 'warn', text: 'Cannot resume:' },
           ...result.plan.rejectionReasons.map((code): Notice => ({
             tone: 'warn',
-            text: `- ${sentenceOf(code)} (${code})`,
+            text: `- ${describeCode(code)} (${code})`,
           })),
         ]
       }

@@ -2,19 +2,13 @@
  * What the desktop main process (and `maka ui`) does for the renderer, over the same packages the
  * CLI composes: file stores and a runtime from `@maka/executor`, the built-in tools, the provider
  * choice of `@maka/providers` (a continuation keeps the model its source run recorded), the
- * session read model of `@maka/planner`. No domain rule lives here: the planner decides whether a
- * session may continue, the executor claims the boundary; this module starts runs, answers with
+ * session read model of `@maka/planner`. No domain rule lives here: a resume is one `runtime.resume`
+ * (the planner decides whether a session may continue, the executor resolves the source run's model
+ * and claims the boundary); this module starts runs, answers with
  * `started` as soon as the run's first event is committed, and pushes every event to the renderer.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import {
-  ExecutionRejectionSentences,
-  type RuntimeEvent,
-  describeParkReason,
-  isContinuationStartEvent,
-  isExecutionRejection,
-  isSafeId,
-} from '@maka/events'
+import { type RuntimeEvent, describeCode, isContinuationStartEvent, isSafeId } from '@maka/events'
 import {
   type ContinuationResult,
   type FileRuntime,
@@ -29,8 +23,8 @@ import type { SessionSummary } from '@maka/planner'
 import {
   type ProviderChoice,
   type ProviderFlags,
-  isProviderChoiceError,
-  providerChoiceForResume,
+  type ScriptDefaults,
+  continuationProviderResolver,
   providerForRuns,
 } from '@maka/providers'
 import { builtinTools } from '@maka/tools'
@@ -102,9 +96,6 @@ export interface SessionServices {
 const TRANSCRIPT_ROWS = 500
 const MAX_PROMPT_CHARS = 100_000
 
-const sentenceOf = (code: string): string =>
-  isExecutionRejection(code) ? ExecutionRejectionSentences[code] : describeParkReason(code)
-
 // How long start-up waits, in all, for sessions other processes held; a session owned for longer is
 // being run by that process.
 const OWNER_WAIT_MS = 10_000
@@ -125,10 +116,13 @@ const leftForARace = (result: ResumeLatestResult): boolean =>
   result.rejectionReasons.length > 0 &&
   result.rejectionReasons.every((code) => RACE_CODES.has(code))
 
+// Without a script file, a scripted run answers from its history alone.
+const NO_DEFAULT_SCRIPTS: ScriptDefaults = { turn: [], continuation: [] }
+
 const parked = (codes: ReadonlyArray<string>): Parked => ({
   disposition: 'park',
   rejectionReasons: codes,
-  messages: codes.map(sentenceOf),
+  messages: codes.map(describeCode),
 })
 
 const listItemOf = (s: SessionSummary): SessionListItem => ({
@@ -172,6 +166,7 @@ const outcomeOfContinuation = (result: ContinuationResult): Outcome => {
         ...(result.failureMessage === undefined ? {} : { message: result.failureMessage }),
       }
     case 'Failed':
+    case 'ProviderUnavailable':
       return { status: 'failed', message: result.message }
     case 'Parked':
     case 'Rejected':
@@ -195,11 +190,18 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
 
   // One runtime per run, so runs of different sessions go side by side (the executor's owner
   // lock keeps one per session); each forwards its events tagged with its session.
-  const runtimeFor = (choice: ProviderChoice, onEvent: (event: RuntimeEvent) => void): FileRuntime =>
+  const runtimeFor = (onEvent: (event: RuntimeEvent) => void): FileRuntime =>
     makeFileRuntime({
       dataDir: options.dataDir,
       tools: builtinTools(),
-      providerFor: providerForRuns(choice, { turn: [], continuation: [] }),
+      providerFor: providerForRuns(turnChoice, NO_DEFAULT_SCRIPTS),
+      // A continuation keeps the model its source run recorded; one that cannot be built here is
+      // refused before the claim (`ProviderUnavailable`), so it never spends the boundary.
+      resolveContinuationProvider: continuationProviderResolver(
+        options.providerFlags ?? {},
+        NO_DEFAULT_SCRIPTS,
+        options.env ?? process.env,
+      ),
       safeBoundaryResumeEnabled: options.safeResume,
       permissionMode,
       observer: {
@@ -244,7 +246,6 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   const start = <R>(
     sessionId: string,
     kind: 'turn' | 'continuation',
-    choice: ProviderChoice,
     isStart: (event: RuntimeEvent) => boolean,
     go: (runtime: FileRuntime['runtime']) => Promise<R>,
     outcome: (result: R) => Outcome,
@@ -252,7 +253,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   ): Promise<Started | Parked | StartFailed> =>
     new Promise((answer, fail) => {
       let started: Started | null = null
-      const composed = runtimeFor(choice, (event) => {
+      const composed = runtimeFor((event) => {
         if (event.sessionId !== sessionId) return
         sessionOfRun.set(event.runId, sessionId)
         if (started === null && !event.partial && isStart(event)) {
@@ -307,34 +308,17 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     // A run whose process died while this host runs is closed first, as every host does before a
     // model call (the pass touches nothing when nothing needs repair).
     await reader.runtime.recover({ sessionIds: [sessionId] })
-    const plan = await reader.runtime.plan({ sessionId })
-    if (plan.disposition !== 'continue' || plan.continuation === undefined) return parked(plan.rejectionReasons)
-    // The model is resolved from the source run's header before the claim, so a model that cannot
-    // be built here never spends the boundary.
-    const source = await reader.stores.runs.read(sessionId, plan.continuation.sourceRunId)()
-    if (E.isLeft(source)) {
-      return { disposition: 'failed', message: `The interrupted run's header cannot be read (${source.left._tag}).` }
-    }
-    let choice: ProviderChoice
-    try {
-      choice = (await providerChoiceForResume(source.right, options.providerFlags ?? {}, options.env ?? process.env))
-        .choice
-    } catch (error) {
-      if (isProviderChoiceError(error)) return { disposition: 'failed', message: error.message }
-      throw error
-    }
     return start(
       sessionId,
       'continuation',
-      choice,
       isContinuationStartEvent,
-      (runtime) => runtime.execute(plan),
+      (runtime) => runtime.resume({ sessionId }),
       outcomeOfContinuation,
       (result): Parked | StartFailed =>
         result._tag === 'Parked'
           ? parked(result.plan.rejectionReasons)
           : result._tag === 'Rejected'
-            ? { disposition: 'park', rejectionReasons: result.codes, messages: result.codes.map(sentenceOf) }
+            ? { disposition: 'park', rejectionReasons: result.codes, messages: result.codes.map(describeCode) }
             : {
                 disposition: 'failed',
                 message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
@@ -386,7 +370,6 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       const result = await start(
         sessionId,
         'turn',
-        turnChoice,
         () => true,
         (runtime) => runtime.runTurn({ sessionId, cwd: record.cwd, prompt }),
         outcomeOfTurn,
