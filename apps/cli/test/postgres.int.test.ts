@@ -232,4 +232,30 @@ describe('maka chaos --store postgres://', () => {
       await rows(inject('postgresUrl'), "SELECT datname FROM pg_database WHERE datname LIKE 'maka_chaos_%'"),
     ).toEqual([])
   })
+
+  // Here, not in chaosStorms.int.test.ts: tests of one file run in turn, so the scratch-database check
+  // above never sees another file's chaos run that is still going on the same cluster.
+  it('storms over the dead owner lock in a PostgreSQL store, and drops its scratch databases', async () => {
+    const url = await freshDatabase()
+    const result = await asHost('host-chaos', [
+      'chaos',
+      '--store',
+      url,
+      '--iterations',
+      '1',
+      '--seed',
+      '31',
+      '--storm-size',
+      '6',
+      '--json',
+    ])
+    expect(result.code).toBe(0)
+    const summary = json<{ ok: boolean; storms: number; maxStormSize: number; violations: ReadonlyArray<unknown> }>(
+      result,
+    )
+    expect(summary).toMatchObject({ ok: true, storms: 1, maxStormSize: 6, violations: [] })
+    expect(
+      await rows(inject('postgresUrl'), "SELECT datname FROM pg_database WHERE datname LIKE 'maka_chaos_%'"),
+    ).toEqual([])
+  })
 })
