@@ -135,5 +135,5 @@ describe('SIGKILL mid-transaction at each write of a continuation', () => {
     const stores = openPostgresStores(url)
     expect((await value(stores.claims.list(S))).length).toBeGreaterThanOrEqual(STEPS.length)
     await stores.close()
-  })
+  }, 600_000)
 })
