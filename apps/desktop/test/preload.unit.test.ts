@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { Channels, MESSAGE_CHANNEL, type MakaApi } from '../src/shared/api.js'
+import { Channels, MESSAGE_CHANNEL, type MakaApi } from '@maka/session-ui'
 
 const PRELOAD = new URL('../dist/electron/preload.cjs', import.meta.url)
 

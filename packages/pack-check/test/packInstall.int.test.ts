@@ -121,6 +121,7 @@ describe('published packages', () => {
       '@maka/planner',
       '@maka/projection',
       '@maka/providers',
+      '@maka/session-ui',
       '@maka/store-postgres',
       '@maka/store-sqlite',
       '@maka/stores',
@@ -137,11 +138,9 @@ describe('published packages', () => {
             !/^dist\/.+\.(js|d\.ts)$/.test(file) &&
             // The CLI's executable and its shared error classes are CommonJS (decision 104).
             !(p.manifest.name === '@maka/cli' && /^dist\/(bin|chunks\/ExitCode)\.cjs$/.test(file)) &&
-            // The desktop host ships its CommonJS preload and the built renderer.
-            !(
-              p.manifest.name === '@maka/desktop' &&
-              /^dist\/(electron\/preload\.(cjs|d\.cts)|renderer\/.+\.(html|css|js))$/.test(file)
-            ),
+            // The desktop host ships its CommonJS preload; the session UI its built renderer.
+            !(p.manifest.name === '@maka/desktop' && /^dist\/electron\/preload\.(cjs|d\.cts)$/.test(file)) &&
+            !(p.manifest.name === '@maka/session-ui' && /^dist\/renderer\/.+\.(html|css|js)$/.test(file)),
         )
         expect(stray, p.manifest.name).toEqual([])
         expect(

@@ -1,7 +1,7 @@
 /**
  * `maka ui [--port N] [--no-open]`: the desktop renderer in a browser, for machines without
- * Electron. The handlers are `@maka/desktop`'s (the ones Electron's main process registers), served
- * on 127.0.0.1 with a per-run token by `@maka/desktop`'s server. Start-up recovers the whole data
+ * Electron. The renderer and its handlers are `@maka/session-ui`'s (the ones Electron's main process
+ * registers), served on 127.0.0.1 with a per-run token by its server. Start-up recovers the whole data
  * dir and, with `MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1`, continues every eligible interrupted
  * session; without the flag the UI lists, shows and runs turns but offers no resume (decision 70).
  * Runs until SIGINT or SIGTERM: running turns are cancelled durably, exit 0.
@@ -49,7 +49,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const choice = await readProviderChoice(flags)
   const workspace = await openDataDir(globals, 'write', 'async')
   const safeResume = safeBoundaryResumeFromEnv()
-  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/desktop')
+  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/session-ui')
   const messages = makeMessageHub()
   const services = makeSessionServices({
     dataDir: workspace.dataDir.path,

@@ -1,17 +1,15 @@
 /**
- * The Electron main process: wiring only. The services, handlers and their checks live in modules
- * that never import `electron` (tested in Node); this file hands them the real `ipcMain` and a
- * window locked down (context isolation, no Node in the renderer, sandbox, no navigation away).
+ * The Electron main process: wiring only. The services, handlers and their checks are
+ * `@maka/session-ui`'s, which never imports `electron` (tested in Node); this file hands them the
+ * real `ipcMain` behind `trustedSenders`, and the built renderer to a window locked down (context
+ * isolation, no Node in the renderer, sandbox, no navigation away).
  */
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BrowserWindow, app, ipcMain } from 'electron'
-import { MESSAGE_CHANNEL } from '../shared/api.js'
-import { makeSessionServices } from '../main/sessionServices.js'
-import { registerSessionIpc } from '../main/registerSessionIpc.js'
+import { MESSAGE_CHANNEL, makeSessionServices, registerSessionIpc, rendererDir } from '@maka/session-ui'
 import { trustedSenders } from '../main/trustedSenders.js'
-import { rendererDir } from '../server/rendererDir.js'
 
 const safeResume = process.env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] === '1'
 const dataDir = process.env['MAKA_HOME'] ?? join(homedir(), '.maka')

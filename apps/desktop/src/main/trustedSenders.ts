@@ -3,8 +3,7 @@
  * from, and a frame showing anything but the built renderer (a navigation that slipped through, an
  * embedded page) is refused before the handler runs.
  */
-import { HostInputError } from './HostInputError.js'
-import type { IpcMainLike } from './registerSessionIpc.js'
+import { HostInputError, type IpcMainLike } from '@maka/session-ui'
 
 interface IpcEventLike {
   readonly senderFrame?: { readonly url: string } | null

@@ -14,9 +14,9 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net'
 import { extname, join, normalize, sep } from 'node:path'
 import type { HostErrorBody, HostMessage } from '../shared/api.js'
-import { HostInputError } from '../main/HostInputError.js'
-import { type IpcMainLike, registerSessionIpc } from '../main/registerSessionIpc.js'
-import type { SessionServices } from '../main/sessionServices.js'
+import { HostInputError } from '../services/HostInputError.js'
+import { type IpcMainLike, registerSessionIpc } from '../services/registerSessionIpc.js'
+import type { SessionServices } from '../services/sessionServices.js'
 
 /**
  * What the server is given.

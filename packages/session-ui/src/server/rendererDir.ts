@@ -10,4 +10,4 @@ import { dirname, join } from 'node:path'
  * @category constructors
  */
 export const rendererDir = (): string =>
-  join(dirname(createRequire(import.meta.url).resolve('@maka/desktop/package.json')), 'dist', 'renderer')
+  join(dirname(createRequire(import.meta.url).resolve('@maka/session-ui/package.json')), 'dist', 'renderer')

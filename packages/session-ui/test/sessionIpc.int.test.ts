@@ -17,7 +17,6 @@ import {
   type StartupReport,
   makeSessionServices,
   registerSessionIpc,
-  trustedSenders,
 } from '../src/index.js'
 import {
   interruptedSession,
@@ -278,29 +277,5 @@ describe('sessions:send and permissions', () => {
       'deny',
     )
     expect(rows.filter((r) => r['role'] === 'user')).toHaveLength(1)
-  })
-})
-
-describe('trustedSenders', () => {
-  it("refuses a call from any frame but the app's renderer before the handler runs", async () => {
-    const { dataDir } = await scratch()
-    const handlers = new Map<string, Handler>()
-    const ipc: IpcMainLike = { handle: (channel, listener) => void handlers.set(channel, listener) }
-    const services = makeSessionServices({ dataDir, safeResume: true, emit: () => {} })
-    registerSessionIpc(
-      trustedSenders(ipc, (url) => url.startsWith('file:///app/renderer/')),
-      services,
-      'electron',
-    )
-    const info = handlers.get(Channels.info)
-    if (info === undefined) throw new Error('no info handler')
-    expect(await info({ senderFrame: { url: 'file:///app/renderer/index.html' } })).toEqual({
-      safeResume: true,
-      transport: 'electron',
-      autoContinued: [],
-    })
-    for (const event of [{ senderFrame: { url: 'https://evil.example/' } }, { senderFrame: null }, {}]) {
-      expect(() => info(event)).toThrow(expect.objectContaining({ code: 'sender_refused' }))
-    }
   })
 })
