@@ -7,5 +7,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
+    // One scratch PostgreSQL cluster for the PostgreSQL snapshot reader (`inject('postgresUrl')`),
+    // stopped and removed when the run ends, whatever its outcome.
+    globalSetup: ['../../scripts/scratch-postgres.mjs'],
   },
 })

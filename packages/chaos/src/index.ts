@@ -33,6 +33,15 @@ export {
   readDataDir,
   readEffects,
 } from './DataDirSnapshot.js'
+export {
+  type OpenSqlite,
+  type SqliteDatabaseLike,
+  type SqliteStatementLike,
+  dropScratchDatabase,
+  readPostgresSnapshot,
+  readSqliteSnapshot,
+  recreateScratchDatabase,
+} from './sqlStores.js'
 export { type EffectStep, effectToken, remainingSteps, scriptOf, tokenOfCall } from './effectScript.js'
 export { InvariantCode, type Violation } from './Violation.js'
 export { type Rng, iterationSeeds, makeRng, nextSeed, parseSeed } from './Rng.js'

@@ -3,15 +3,20 @@
  * Chaos never touches a user's store: the kind is taken from `--store`, the place is always the
  * iteration's own scratch store (`<iteration>/data/maka.sqlite` for SQLite; for PostgreSQL a
  * database `maka_chaos_<hash of the iteration's folder>` created on the given server and dropped
- * with the folder). The checker sees a SQLite or PostgreSQL store through its raw rows, read with
- * plain SQL in the files' shape — a header's JSON, a ledger's rows each ended by a newline, a
- * claim's JSON under `<source>@<high-water>.json`, an owner lock's record — never through the
- * adapter it judges.
+ * with the folder). This module only chooses: the store kind, the children's arguments, the
+ * scratch database's name. The checker sees a SQLite or PostgreSQL store through its raw rows, read
+ * by `@maka/chaos` with plain SQL in the files' shape, never through the adapter it judges; the CLI
+ * hands it better-sqlite3, which it ships for its own SQLite store.
  */
 import { createHash } from 'node:crypto'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ClaimFile, DataDirSnapshot, RunFiles } from '@maka/chaos'
+import {
+  type DataDirSnapshot,
+  dropScratchDatabase,
+  readPostgresSnapshot,
+  readSqliteSnapshot,
+  recreateScratchDatabase,
+} from '@maka/chaos'
 import type { StoreSpec } from '../storeChoice.js'
 
 /**
@@ -33,48 +38,6 @@ export interface ChaosStore {
 
 const SQLITE_FILE = 'maka.sqlite'
 
-const readSqliteSnapshot = async (dataDir: string): Promise<DataDirSnapshot> => {
-  const file = join(dataDir, SQLITE_FILE)
-  if (!existsSync(file)) return { runs: new Map(), claims: new Map() }
-  const { default: Database } = await import('better-sqlite3')
-  const db = new Database(file, { readonly: true, timeout: 30_000 })
-  try {
-    const runs = new Map<string, RunFiles>()
-    const headers = db.prepare('SELECT session_id AS s, run_id AS r, header FROM runs ORDER BY s, r').all() as Array<{
-      readonly s: string
-      readonly r: string
-      readonly header: string
-    }>
-    const rowsOf = db.prepare('SELECT row FROM events WHERE session_id = ? AND run_id = ? ORDER BY seq').pluck()
-    for (const { s, r, header } of headers) {
-      const rows = rowsOf.all(s, r) as Array<string>
-      runs.set(`${s}/${r}`, {
-        sessionId: s,
-        runId: r,
-        header: Buffer.from(header, 'utf8'),
-        ledger: rows.length === 0 ? null : Buffer.from(rows.map((row) => `${row}\n`).join(''), 'utf8'),
-      })
-    }
-    const claims = new Map<string, ClaimFile>()
-    const claimRows = db
-      .prepare('SELECT session_id AS s, source_run_id AS r, high_water AS hw, record FROM claims ORDER BY s, r, hw')
-      .all() as Array<{ readonly s: string; readonly r: string; readonly hw: number; readonly record: string }>
-    for (const { s, r, hw, record } of claimRows) {
-      const name = `${r}@${hw}.json`
-      claims.set(`${s}/${name}`, { sessionId: s, name, bytes: Buffer.from(record, 'utf8') })
-    }
-    const owners = new Map<string, Buffer>()
-    const lockRows = db.prepare('SELECT session_id AS s, record FROM owner_locks').all() as Array<{
-      readonly s: string
-      readonly record: string
-    }>
-    for (const { s, record } of lockRows) owners.set(s, Buffer.from(record, 'utf8'))
-    return { runs, claims, owners }
-  } finally {
-    db.close()
-  }
-}
-
 /**
  * The chaos store for a `--store` choice (null: the JSONL files of each iteration's data dir).
  * @category constructors
@@ -89,62 +52,14 @@ export const chaosStoreFor = (spec: StoreSpec | null): ChaosStore => {
       kind: 'sqlite',
       argsFor: (dataDir) => ['--data-dir', dataDir, '--store', storeOf(dataDir)],
       storeOf,
-      snapshot: readSqliteSnapshot,
+      snapshot: async (dataDir) => {
+        const { default: Database } = await import('better-sqlite3')
+        return readSqliteSnapshot(join(dataDir, SQLITE_FILE), (file, options) => new Database(file, options))
+      },
     }
   }
   return postgresChaosStore(spec.url)
 }
-
-type RawRows = ReadonlyArray<Record<string, unknown>>
-
-// One short-lived connection per use: chaos judges the store between phases, never during them.
-const onDatabase = async <A>(url: string, body: (query: (sql: string) => Promise<RawRows>) => Promise<A>) => {
-  const { default: pg } = await import('pg')
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 10_000 })
-  client.on('error', () => undefined)
-  await client.connect()
-  try {
-    return await body(async (sql) => (await client.query(sql)).rows as RawRows)
-  } finally {
-    await client.end()
-  }
-}
-
-const readPostgresSnapshot = async (url: string): Promise<DataDirSnapshot> =>
-  onDatabase(url, async (query) => {
-    const runs = new Map<string, RunFiles>()
-    const claims = new Map<string, ClaimFile>()
-    // A database no child has opened yet has no tables: an empty store.
-    const tables = await query("SELECT to_regclass('runs') IS NOT NULL AS ready")
-    if (tables[0]?.['ready'] !== true) return { runs, claims }
-    const rows = new Map<string, Array<string>>()
-    for (const r of await query('SELECT session_id, run_id, row FROM events ORDER BY session_id, run_id, seq')) {
-      const key = `${String(r['session_id'])}/${String(r['run_id'])}`
-      rows.set(key, [...(rows.get(key) ?? []), String(r['row'])])
-    }
-    for (const h of await query('SELECT session_id, run_id, header FROM runs ORDER BY session_id, run_id')) {
-      const [s, r] = [String(h['session_id']), String(h['run_id'])]
-      const ledger = rows.get(`${s}/${r}`)
-      runs.set(`${s}/${r}`, {
-        sessionId: s,
-        runId: r,
-        header: Buffer.from(String(h['header']), 'utf8'),
-        ledger: ledger === undefined ? null : Buffer.from(ledger.map((row) => `${row}\n`).join(''), 'utf8'),
-      })
-    }
-    for (const c of await query('SELECT session_id, source_run_id, high_water, record FROM claims')) {
-      const name = `${String(c['source_run_id'])}@${String(c['high_water'])}.json`
-      const s = String(c['session_id'])
-      claims.set(`${s}/${name}`, { sessionId: s, name, bytes: Buffer.from(String(c['record']), 'utf8') })
-    }
-    // A row here outlives its owner's connection (the server's advisory lock is what counts), so after
-    // a SIGKILL it is exactly the dead owner's lock a storm races over.
-    const owners = new Map<string, Buffer>()
-    for (const o of await query('SELECT session_id, record FROM owner_locks')) {
-      owners.set(String(o['session_id']), Buffer.from(String(o['record']), 'utf8'))
-    }
-    return { runs, claims, owners }
-  })
 
 /**
  * Chaos over a PostgreSQL server: each iteration gets its own database there (the URL's user needs
@@ -169,14 +84,7 @@ export const postgresChaosStore = (url: string): ChaosStore => {
     storeOf: (dataDir) => urlOf(dataDir, true),
     snapshot: (dataDir) => readPostgresSnapshot(urlOf(dataDir, true)),
     ...(password === '' ? {} : { env: { PGPASSWORD: password } }),
-    prepare: (dataDir) =>
-      onDatabase(url, async (query) => {
-        await query(`DROP DATABASE IF EXISTS ${databaseOf(dataDir)} WITH (FORCE)`)
-        await query(`CREATE DATABASE ${databaseOf(dataDir)}`)
-      }),
-    dispose: (dataDir) =>
-      onDatabase(url, async (query) => {
-        await query(`DROP DATABASE IF EXISTS ${databaseOf(dataDir)} WITH (FORCE)`)
-      }),
+    prepare: (dataDir) => recreateScratchDatabase(url, databaseOf(dataDir)),
+    dispose: (dataDir) => dropScratchDatabase(url, databaseOf(dataDir)),
   }
 }
