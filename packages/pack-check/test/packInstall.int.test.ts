@@ -114,6 +114,7 @@ describe('published packages', () => {
     expect(packed.map((p) => p.manifest.name).sort()).toEqual([
       '@maka/chaos',
       '@maka/cli',
+      '@maka/demo',
       '@maka/desktop',
       '@maka/events',
       '@maka/executor',

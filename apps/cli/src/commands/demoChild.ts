@@ -2,36 +2,22 @@
  * The hidden `maka __demo-child` command: the process `maka demo` kills. It runs one scripted turn
  * with safe-boundary resume on and, at the requested crash point (reached through the executor's
  * `onCrashPoint` hook), prints a readiness line and hangs until the parent sends SIGKILL. Its stdout
- * is a JSON-lines protocol for the parent: `event` (a summary, never tool args or results), `ready`,
- * and `finished` if the turn ended without reaching the crash point.
+ * is `@maka/demo`'s JSON-lines protocol (`DemoChildMessage`): `event` (a summary, never tool args or
+ * results), `ready`, and `finished` if the turn ended without reaching the crash point.
  */
+import { DEMO_PROMPT, type DemoChildMessage } from '@maka/demo'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { composeRuntime } from '../composeRuntime.js'
-import { summarizeEvent } from '../eventSummary.js'
+import { type EventSummary, summarizeEvent } from '../eventSummary.js'
 import { ExitCode } from '../ExitCode.js'
 import { resolveDataDir } from '../hostInput.js'
 import type { DemoChildFlags, GlobalFlags } from '../CommandFlags.js'
 import { providerForRuns, readProviderChoice } from '../providerChoice.js'
 
-/**
- * The user prompt of the demo turn.
- * @category models
- */
-export const DEMO_PROMPT = 'List the workspace, then write notes.txt with a short summary.'
-
-/**
- * One message of the child's stdout protocol.
- * @category models
- */
-export type DemoChildMessage =
-  | { readonly type: 'event'; readonly runId: string; readonly line: ReturnType<typeof summarizeEvent> }
-  | { readonly type: 'ready'; readonly point: string; readonly runId: string; readonly pid: number }
-  | { readonly type: 'finished'; readonly outcome: string }
-
 // Far beyond the parent's own wait for the readiness line.
 const HANG_LIMIT_MS = 300_000
 
-const emit = (message: DemoChildMessage): void => {
+const emit = (message: DemoChildMessage<EventSummary>): void => {
   process.stdout.write(`${JSON.stringify(message)}\n`)
 }
 
