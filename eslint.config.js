@@ -10,6 +10,7 @@ const pureCore = [
   'packages/events/src/**/*.ts',
   'packages/projection/src/**/*.ts',
   'packages/planner/src/**/*.ts',
+  'packages/sessions/src/**/*.ts',
   'packages/executor/src/decide*.ts',
   'packages/executor/src/revalidate.ts',
 ]

@@ -112,35 +112,7 @@ export {
   historyEndsAtBoundary,
   evaluateGates,
 } from './gates.js'
-export {
-  type SessionRunRead,
-  type SessionHistoryProblem,
-  type SessionHistoryOptions,
-  sessionHistory,
-} from './sessionHistory.js'
-export {
-  type RunKind,
-  type ListedRun,
-  type RunBrief,
-  type UnreadableRun,
-  type SessionFacts,
-  type SessionSummary,
-  type LineageNode,
-  type SessionLineage,
-  type TimelineEntry,
-  type TimelineFold,
-  compareRunCreation,
-  latestTopLevelRun,
-  runKindOf,
-  isInterrupted,
-  summarizeSession,
-  compareSessions,
-  mostRecentSession,
-  sessionLineage,
-  continuationsOf,
-  ledgerTimeline,
-  makeTimelineFold,
-} from './sessionQueries.js'
+export { compareRunCreation, latestTopLevelRun } from './runOrder.js'
 export {
   type FoldedPlanningInput,
   ledgerWarnings,

@@ -10,7 +10,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import { type ContinuationPlan, latestCandidate, makeParkedPlan, resumeFeatureEnabled } from '@maka/planner'
 import { BadInputError } from '../ExitCode.js'
 import { requireSession } from '../hostInput.js'
-import { findMostRecentSession } from '@maka/executor'
+import { findMostRecentSession } from '@maka/sessions'
 import type { Workspace } from './commandContext.js'
 
 // A data dir can hold many broken sessions; the line names a few.
