@@ -8,7 +8,7 @@ import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { HostFacts } from './HostFacts.js'
-import { type Gate, describeCause, park } from './ParkFinding.js'
+import { type Gate, type ParkFindings, describeCause, park } from './ParkFinding.js'
 import type { OwnerLiveness } from './PlannerPorts.js'
 import type { BoundaryHolders, RecoveryRefusal } from './PlanningInput.js'
 import { latestTopLevelRun } from './runOrder.js'
@@ -44,6 +44,14 @@ export const recoveryWritten: Gate<RecoveryRefusal | null, void> = (refusal) =>
     : park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
 
 /**
+ * Exit 2 over a listing with no top-level run (none at all, or child runs only): nothing to resume.
+ * @category gates
+ */
+export const noTopLevelRun: E.Either<ParkFindings, never> = park('resume_candidate_missing', {
+  reason: 'no_top_level_run',
+})
+
+/**
  * Exit 2: the "latest" entry's candidate — the newest top-level run (normal or continuation, not a
  * child), unless it completed. A listed run whose header cannot be read cannot be ordered, so it
  * might be the latest: the entry parks with `source_run_unreadable` naming it, instead of silently
@@ -63,7 +71,7 @@ export const latestCandidate: Gate<ReadonlyArray<RunListing>, string> = (listing
     })
   }
   const latest = latestTopLevelRun(listing.flatMap((entry) => ('header' in entry ? [entry.header] : [])))
-  if (latest === undefined) return park('resume_candidate_missing', { reason: 'no_top_level_run' })
+  if (latest === undefined) return noTopLevelRun
   if (latest.status === 'completed') {
     return park('resume_candidate_missing', { reason: 'latest_run_completed', runId: latest.runId })
   }

@@ -131,3 +131,4 @@ export {
 export { type LedgerCounts, countsOf } from './ledgerChecks.js'
 export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'
 export { planUnrecovered } from './planUnrecovered.js'
+export { planNoSession } from './planNoSession.js'
