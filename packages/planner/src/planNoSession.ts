@@ -8,7 +8,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { type ContinuationPlan, makeParkedPlan } from './ContinuationPlan.js'
-import { noTopLevelRun, resumeFeatureEnabled } from './earlyExits.js'
+import { noTopLevelRun, resumeFeatureEnabled } from './internal/earlyExits.js'
 
 /**
  * The parked plan of a data directory with no session: `resume_feature_disabled` without the flag,

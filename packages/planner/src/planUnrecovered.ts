@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { type ContinuationPlan, makeParkedPlan } from './ContinuationPlan.js'
-import { recoveryWritten, resumeFeatureEnabled } from './earlyExits.js'
+import { recoveryWritten, resumeFeatureEnabled } from './internal/earlyExits.js'
 import type { RecoveryRefusal } from './PlanningInput.js'
 
 /**

@@ -2,7 +2,9 @@ import { ParkReasonSentences } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { describe, expect, it } from 'vitest'
-import { latestCandidate, makeParkedPlan, planNoSession, resumeFeatureEnabled } from '../src/index.js'
+import { latestCandidate, planNoSession } from '../src/index.js'
+import { makeParkedPlan } from '../src/ContinuationPlan.js'
+import { resumeFeatureEnabled } from '../src/internal/earlyExits.js'
 
 // The early exits a planner runs over an empty run listing, as a host once derived them itself.
 const earlyExitsOverNoRuns = (enabled: boolean) =>
