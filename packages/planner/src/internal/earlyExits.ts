@@ -39,9 +39,14 @@ export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
  * @category gates
  */
 export const recoveryWritten: Gate<RecoveryRefusal | null, void> = (refusal) =>
-  refusal === null
-    ? E.right(undefined)
-    : park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
+  refusal === null ? E.right(undefined) : recoveryRefused(refusal)
+
+/**
+ * Exit 1a for a refusal the host already holds: it always parks.
+ * @category gates
+ */
+export const recoveryRefused = (refusal: RecoveryRefusal): E.Either<ParkFindings, never> =>
+  park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
 
 /**
  * Exit 2 over a listing with no top-level run (none at all, or child runs only): nothing to resume.
