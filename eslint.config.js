@@ -4,7 +4,16 @@ import tseslint from 'typescript-eslint'
 import { importX } from 'eslint-plugin-import-x'
 
 const BRANDS = '/^(SessionId|RunId|ShellRunId|NonEmptyString|NonNegativeInt|FiniteNumber|IsoTimestamp|AbsolutePath)$/'
-const pureCore = ['packages/events/src/**/*.ts', 'packages/projection/src/**/*.ts', 'packages/planner/src/**/*.ts']
+// The executor is a shell, but its deciders (decide*) and its revalidation are pure functions of what
+// it read: they sit inside the fence so a read can never creep into a decision.
+const pureCore = [
+  'packages/events/src/**/*.ts',
+  'packages/projection/src/**/*.ts',
+  'packages/planner/src/**/*.ts',
+  'packages/sessions/src/**/*.ts',
+  'packages/executor/src/decide*.ts',
+  'packages/executor/src/revalidate.ts',
+]
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/*.config.ts', '**/*.js', '**/*.mjs'] },

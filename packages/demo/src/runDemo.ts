@@ -21,11 +21,11 @@ import {
   type PermissionMode,
   type RecoveryAction,
   type RunObserver,
-  listSessionRuns,
 } from '@maka/executor'
-import { type ContinuationPlan, type RunKind, continuationsOf, runKindOf } from '@maka/planner'
+import type { ContinuationPlan } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import { type ModelProvider, type ScriptStep, makeScriptedProvider } from '@maka/providers'
+import { type RunKind, continuationsOf, listSessionRuns, runKindOf } from '@maka/sessions'
 import { claimPath, type StorePorts } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------

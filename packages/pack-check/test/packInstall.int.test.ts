@@ -123,6 +123,7 @@ describe('published packages', () => {
       '@maka/projection',
       '@maka/providers',
       '@maka/session-ui',
+      '@maka/sessions',
       '@maka/store-postgres',
       '@maka/store-sqlite',
       '@maka/stores',
