@@ -8,6 +8,7 @@
 import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import { type IdSet, makeIdSet } from './internal/idSet.js'
 import { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
+import { utf8Length } from './internal/utf8Length.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -229,23 +230,4 @@ export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink)
     snapshot: () => ({ events, ...summary() }),
     ledgerScan: (digest) => ({ rows: kept, ...summary(), digest }),
   }
-}
-
-// The UTF-8 byte length of a string, as `Buffer.byteLength(text, 'utf8')` counts it: a lone
-// surrogate is written as U+FFFD, three bytes.
-const utf8Length = (text: string): number => {
-  let bytes = 0
-  for (let i = 0; i < text.length; i += 1) {
-    const unit = text.charCodeAt(i)
-    if (unit < 0x80) bytes += 1
-    else if (unit < 0x800) bytes += 2
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1)
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4
-        i += 1
-      } else bytes += 3
-    } else bytes += 3
-  }
-  return bytes
 }

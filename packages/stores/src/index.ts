@@ -74,3 +74,20 @@ export {
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'
 export { decodeStoredRecord, listStoredShellRuns } from './storedRecords.js'
+export {
+  type SqlDatabase,
+  type SqlQueries,
+  type SqlDialect,
+  type SqlOutcome,
+  type SqlStoreContext,
+  type ClaimInsert,
+  type Sha256,
+  sqlTask,
+  sqlPlaces,
+} from './sql/SqlDatabase.js'
+export { makeSqlSessionStore } from './sql/sqlSessions.js'
+export { makeSqlRunStore } from './sql/sqlRuns.js'
+export { makeSqlEventStore } from './sql/sqlEvents.js'
+export { makeSqlShellRunStore } from './sql/sqlShellRuns.js'
+export { makeSqlClaimStore } from './sql/sqlClaims.js'
+export { checkOwnerLockAcquire, decodeStoredOwnerLock } from './sql/sqlOwnerLocks.js'
