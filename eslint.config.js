@@ -4,10 +4,15 @@ import tseslint from 'typescript-eslint'
 import { importX } from 'eslint-plugin-import-x'
 
 const BRANDS = '/^(SessionId|RunId|ShellRunId|NonEmptyString|NonNegativeInt|FiniteNumber|IsoTimestamp|AbsolutePath)$/'
+// The executor is a shell, but its deciders (decide*) and its revalidation are pure functions of what
+// it read: they sit inside the fence so a read can never creep into a decision.
 const pureCore = [
   'packages/events/src/**/*.ts',
   'packages/projection/src/**/*.ts',
   'packages/planner/src/**/*.ts',
+  'packages/sessions/src/**/*.ts',
+  'packages/executor/src/decide*.ts',
+  'packages/executor/src/revalidate.ts',
   // The store contract: ports, errors, ledger-read types and row rules; the adapters do the I/O.
   'packages/stores/src/**/*.ts',
 ]

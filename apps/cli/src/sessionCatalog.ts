@@ -1,11 +1,11 @@
 /**
- * The session read model as the CLI prints it: `@maka/executor`'s session outline (over
- * `@maka/planner`'s session queries) with each ledger timeline narrated by `eventSummary`. The rules
- * — which run is latest, what "interrupted" means, the lineage tree — live in the planner.
+ * The session read model as the CLI prints it: `@maka/sessions`' session outline with each ledger
+ * timeline narrated by `eventSummary`. The rules — which run is latest, what "interrupted" means, the
+ * lineage tree — live in `@maka/sessions` (the run order in `@maka/planner`, shared with "latest").
  */
 import type * as E from 'fp-ts/lib/Either.js'
 import type { SessionRecord } from '@maka/events'
-import { type SessionOutline as CatalogSessionOutline, loadSessionOutline as loadCatalogOutline } from '@maka/executor'
+import { type SessionOutline as CatalogSessionOutline, loadSessionOutline as loadCatalogOutline } from '@maka/sessions'
 import type { StorePorts } from '@maka/stores'
 import { type EventSummary, makeEventNarrator } from './eventSummary.js'
 

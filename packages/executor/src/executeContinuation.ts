@@ -7,6 +7,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { describeCode } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import type { ModelProvider } from '@maka/providers'
+import { loadSessionHistory } from '@maka/sessions'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { type ApprovedContinuation, decideContinuation } from './decideContinuation.js'
 import { providerIdentityOf } from './decideTurnStart.js'
@@ -19,7 +20,6 @@ import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
 import type { ContinuationRejectionCode, ProviderRun } from './RuntimeDeps.js'
 import { rowStamp } from './runWriter.js'
-import { loadSessionHistory } from './sessionMemory.js'
 
 const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
   _tag: 'Rejected',

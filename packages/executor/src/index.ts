@@ -53,14 +53,6 @@ export {
   type Runtime,
 } from './Runtime.js'
 export { makeRuntime } from './makeRuntime.js'
-export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
-export {
-  listSessionRuns,
-  listSessionSummaries,
-  summarizeStoredSession,
-  findMostRecentSession,
-} from './readSessionCatalog.js'
-export { type RunOutline, type SessionOutline, loadSessionOutline } from './sessionOutline.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

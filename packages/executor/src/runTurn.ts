@@ -14,6 +14,7 @@ import {
 } from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
 import { normalizeCwd } from '@maka/planner'
+import { describeSessionHistoryProblem, loadSessionHistory } from '@maka/sessions'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
@@ -21,7 +22,6 @@ import { turnStartWrites } from './performWrites.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import { rowStamp } from './runWriter.js'
 import type { TurnRequest, TurnResult } from './Runtime.js'
-import { describeSessionHistoryProblem, loadSessionHistory } from './sessionMemory.js'
 
 const workspaceUnavailable: TurnResult = {
   _tag: 'Refused',

@@ -1,21 +1,22 @@
 /**
- * The session catalog on real files: the reads a host lists and shows sessions through name the
- * run the planner's "latest" entry picks, and skip what the planner skips.
+ * The session catalog (`@maka/sessions`) on real files the executor wrote: the reads a host lists and
+ * shows sessions through name the run the planner's "latest" entry picks, and skip what the planner skips.
  */
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import type { AgentRun, RuntimeEvent } from '@maka/events'
+import { ownerLockLiveness } from '@maka/host-inspector'
 import { latestCandidate } from '@maka/planner'
 import {
   findMostRecentSession,
   listSessionRuns,
   listSessionSummaries,
   loadSessionOutline,
-  plannerStorePort,
   summarizeStoredSession,
-} from '../src/index.js'
+} from '@maka/sessions'
+import { plannerStorePort } from '../src/index.js'
 import { trackWorlds } from './support/world.js'
 
 const world = trackWorlds()
@@ -66,7 +67,7 @@ describe('readSessionCatalog', () => {
       if (E.isLeft(listing)) throw new Error('the runs cannot be listed')
       expect(latestCandidate(listing.right)).toEqual(E.right('run-late'))
 
-      const summaries = await listSessionSummaries(w.stores)
+      const summaries = await listSessionSummaries(w.stores, ownerLockLiveness)
       if (E.isLeft(summaries)) throw new Error(summaries.left)
       expect(summaries.right).toEqual([
         expect.objectContaining({
@@ -78,7 +79,7 @@ describe('readSessionCatalog', () => {
         }),
       ])
       // A host showing this one session reads only its files and says the same of it.
-      expect(await summarizeStoredSession(w.stores, sessionId)).toEqual(summaries.right[0])
+      expect(await summarizeStoredSession(w.stores, sessionId, ownerLockLiveness)).toEqual(summaries.right[0])
       expect(await findMostRecentSession(w.stores)).toEqual(E.right({ sessionId, unreadable: [] }))
 
       const runs = await listSessionRuns(w.stores, sessionId)

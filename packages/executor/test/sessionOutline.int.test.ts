@@ -1,5 +1,5 @@
 /**
- * The session outline on real files: each ledger folded once, a run's timeline streamed from a
+ * The session outline (`@maka/sessions`) on real files the executor wrote: each ledger folded once, a run's timeline streamed from a
  * second read that hands over what the batch timeline of the same rows holds, and refuses rows that
  * are no longer the ones folded.
  */
@@ -8,8 +8,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import type { AgentRun, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { type TimelineEntry, ledgerTimeline } from '@maka/planner'
-import { type SessionOutline, loadSessionOutline } from '../src/index.js'
+import { type SessionOutline, type TimelineEntry, ledgerTimeline, loadSessionOutline } from '@maka/sessions'
 import { type World, trackWorlds } from './support/world.js'
 
 const world = trackWorlds()

@@ -121,6 +121,7 @@ describe('published packages', () => {
       '@maka/planner',
       '@maka/projection',
       '@maka/providers',
+      '@maka/sessions',
       '@maka/store-jsonl',
       '@maka/store-postgres',
       '@maka/store-sqlite',

@@ -4,7 +4,7 @@
  * it, and planning the same input twice gives deep-equal plans.
  */
 import type { NonEmptyString, NonNegativeInt, ParkReason, RunId, RuntimeEvent, SessionId } from '@maka/events'
-import { rejectionReasonsOf, sortFindings } from './GateTable.js'
+import { rejectionReasonsOf, sortFindings } from './internal/GateTable.js'
 import type { ParkFinding, ParkFindings } from './ParkFinding.js'
 
 // -------------------------------------------------------------------------------------

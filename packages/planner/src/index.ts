@@ -4,158 +4,77 @@
  * `continue` with a fresh continuation, or `park` with every stable reason. Early exits stop at the
  * first failure; gates are fp-ts validators combined with the validation applicative so every
  * failure is collected. Pure: no I/O, no clock, no randomness — the world comes in through ports.
+ *
+ * This entry exports what other packages use: the planner over ports and on loaded data, the plans a
+ * host asks for without the ports (no session, a refused recovery), the plan and its inputs, the
+ * ports, the host facts, and the rules the executor and the session read model share (the run order,
+ * the "latest" entry, the ancestor walk, the cwd comparison, the boundary holder). The gates, the
+ * early exits, the ledger fold and the order tables are internals (`src/internal/`).
  */
-export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
-export {
-  type ParkFinding,
-  type ParkFindings,
-  type Gate,
-  makeParkFinding,
-  park,
-  parkUnless,
-  FindingsValidation,
-  describeCause,
-} from './ParkFinding.js'
-export { EarlyExitTable, GateTable, sortFindings, rejectionReasonsOf } from './GateTable.js'
-export {
-  PlanWarningSentences,
-  type PlanWarningCode,
-  type PlanDiagnostic,
-  type ContinuationIds,
-  type SnapshotCheckpoint,
-  type SafetySnapshot,
-  type Continuation,
-  type ContinuationPlan,
-  type PlanBoundary,
-  type ReplaySegment,
-  type ContinuationOutline,
-  type OutlinedPlan,
-  makeWarning,
-  makeParkedPlan,
-  makeContinuePlan,
-  materializePlan,
-  segmentEvents,
-} from './ContinuationPlan.js'
+
+// -------------------------------------------------------------------------------------
+// planning
+// -------------------------------------------------------------------------------------
+
+export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'
+export { planContinuation } from './planContinuation.js'
+export { planNoSession } from './planNoSession.js'
+export { planUnrecovered } from './planUnrecovered.js'
+
+// -------------------------------------------------------------------------------------
+// the plan
+// -------------------------------------------------------------------------------------
+
 export type {
+  ContinuationPlan,
+  Continuation,
+  ContinuationIds,
+  SafetySnapshot,
+  SnapshotCheckpoint,
+  PlanDiagnostic,
+  OutlinedPlan,
+  ContinuationOutline,
+  ReplaySegment,
+} from './ContinuationPlan.js'
+export type { ParkFinding, ParkFindings, Gate } from './ParkFinding.js'
+
+// -------------------------------------------------------------------------------------
+// inputs and ports
+// -------------------------------------------------------------------------------------
+
+export type {
+  PlanningInput,
   AncestorRead,
   AncestorUnavailable,
   AncestorLookup,
   Ancestors,
   BoundaryHolders,
-  PlanningInput,
   RecoveryRefusal,
 } from './PlanningInput.js'
 export type {
   PlannerStorePort,
-  OwnerLiveness,
   HostFactsPort,
   IdSource,
+  OwnerLiveness,
+  LedgerFoldCounts,
   RuntimeContinuationPlannerDeps,
   PlanRequest,
   RuntimeContinuationPlanner,
-  LedgerFoldCounts,
 } from './PlannerPorts.js'
+export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
+
+// -------------------------------------------------------------------------------------
+// shared rules
+// -------------------------------------------------------------------------------------
+
+export { compareRunCreation, latestTopLevelRun } from './runOrder.js'
+export { latestCandidate } from './internal/earlyExits.js'
 export {
-  resumeFeatureEnabled,
-  recoveryWritten,
-  latestCandidate,
-  runsListed,
-  sessionOwnerNotAlive,
-  hostFactsObserved,
-  sourceRunReadable,
-  workspaceIdentityRecorded,
-  sourceLedgerLoaded,
-  sourceLedgerReadable,
-  ledgerRowsOwned,
-  boundaryUnclaimed,
-} from './earlyExits.js'
-export {
-  MAX_ANCESTOR_DEPTH,
-  type ChainLink,
-  type AncestorChain,
   type WalkInput,
-  type FoldedRead,
-  type FoldedAncestorLookup,
-  type FoldedSegment,
-  type ChainOutline,
-  opensWithContinuationStart,
+  type AncestorChain,
+  type ChainLink,
+  MAX_ANCESTOR_DEPTH,
   walkAncestors,
-  walkChain,
-  foldedLookup,
-  segmentOf,
 } from './walkAncestors.js'
-export { isRowOfRun } from './ledgerChecks.js'
 export { normalizeCwd, sameCwd } from './normalizeCwd.js'
-export {
-  type Boundary,
-  type BoundaryHolder,
-  boundaryHolderOf,
-  claimHoldsBoundary,
-  runHoldsBoundary,
-} from './boundaryHolder.js'
-export {
-  type GateView,
-  type GatesPassed,
-  phase0Replayable,
-  permissionsDecided,
-  ledgerNotEmpty,
-  eventIdentityConsistent,
-  continuationIdsFresh,
-  terminalStatusConsistent,
-  cwdUnchanged,
-  workspaceIdentityUnchanged,
-  backgroundSettled,
-  checkpointHasRef,
-  checkpointRestored,
-  toolCatalogCovers,
-  historyStartsWithUser,
-  historyEndsAtBoundary,
-  evaluateGates,
-} from './gates.js'
-export {
-  type SessionRunRead,
-  type SessionHistoryProblem,
-  type SessionHistoryOptions,
-  sessionHistory,
-} from './sessionHistory.js'
-export {
-  type RunKind,
-  type ListedRun,
-  type RunBrief,
-  type UnreadableRun,
-  type SessionFacts,
-  type SessionSummary,
-  type LineageNode,
-  type SessionLineage,
-  type TimelineEntry,
-  type TimelineFold,
-  compareRunCreation,
-  latestTopLevelRun,
-  runKindOf,
-  isInterrupted,
-  summarizeSession,
-  compareSessions,
-  mostRecentSession,
-  sessionLineage,
-  continuationsOf,
-  ledgerTimeline,
-  makeTimelineFold,
-} from './sessionQueries.js'
-export {
-  type FoldedPlanningInput,
-  ledgerWarnings,
-  planContinuation,
-  planFolded,
-  sourceFoldOptions,
-} from './planContinuation.js'
-export {
-  type RowMention,
-  type FoldedLedger,
-  type LedgerFoldOptions,
-  type LedgerFolder,
-  makeLedgerFolder,
-  foldEvents,
-} from './foldLedger.js'
-export { type LedgerCounts, countsOf } from './ledgerChecks.js'
-export { makeRuntimeContinuationPlanner } from './makeRuntimeContinuationPlanner.js'
-export { planUnrecovered } from './planUnrecovered.js'
+export { type Boundary, type BoundaryHolder, boundaryHolderOf } from './boundaryHolder.js'

@@ -30,10 +30,10 @@ import {
   sourceLedgerLoaded,
   sourceRunReadable,
   workspaceIdentityRecorded,
-} from './earlyExits.js'
-import { type FoldedLedger, type LedgerFoldOptions, makeLedgerFolder } from './foldLedger.js'
+} from './internal/earlyExits.js'
+import { type FoldedLedger, type LedgerFoldOptions, makeLedgerFolder } from './internal/foldLedger.js'
 import type { HostFacts } from './HostFacts.js'
-import { type LedgerCounts, countsOf } from './ledgerChecks.js'
+import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
 import { type ParkFindings, describeCause, park } from './ParkFinding.js'
 import { ledgerWarnings, planContinuation, planFolded, sourceFoldOptions } from './planContinuation.js'
 import type {

@@ -22,11 +22,16 @@ import {
   makeWarning,
   materializePlan,
 } from './ContinuationPlan.js'
-import { boundaryUnclaimed, ledgerRowsOwned, sourceLedgerReadable, workspaceIdentityRecorded } from './earlyExits.js'
-import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './foldLedger.js'
-import { type GateView, evaluateGates } from './gates.js'
+import {
+  boundaryUnclaimed,
+  ledgerRowsOwned,
+  sourceLedgerReadable,
+  workspaceIdentityRecorded,
+} from './internal/earlyExits.js'
+import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './internal/foldLedger.js'
+import { type GateView, evaluateGates } from './internal/gates.js'
 import type { HostFacts } from './HostFacts.js'
-import { type LedgerCounts, countsOf } from './ledgerChecks.js'
+import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
 import type { BoundaryHolders, PlanningInput } from './PlanningInput.js'
 import { type FoldedAncestorLookup, foldedLookup, walkChain } from './walkAncestors.js'
 

@@ -7,7 +7,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { type ContinuationPlan, makeParkedPlan } from './ContinuationPlan.js'
-import { recoveryWritten, resumeFeatureEnabled } from './earlyExits.js'
+import { recoveryRefused, resumeFeatureEnabled } from './internal/earlyExits.js'
 import type { RecoveryRefusal } from './PlanningInput.js'
 
 /**
@@ -22,11 +22,7 @@ export const planUnrecovered = (input: {
 }): ContinuationPlan =>
   pipe(
     resumeFeatureEnabled(input.safeBoundaryResumeEnabled),
-    E.flatMap(() => recoveryWritten(input.refusal)),
-    E.match(
-      (findings) => makeParkedPlan(findings, { sourceRunId: input.runId ?? null, sourceRuntimeEventHighWater: null }),
-      () => {
-        throw new Error('a refused recovery always parks')
-      },
-    ),
+    E.flatMap(() => recoveryRefused(input.refusal)),
+    E.toUnion,
+    (findings) => makeParkedPlan(findings, { sourceRunId: input.runId ?? null, sourceRuntimeEventHighWater: null }),
   )

@@ -16,8 +16,8 @@ import {
 } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { type ReplaySegment, segmentEvents } from './ContinuationPlan.js'
-import { type FoldedLedger, foldEvents } from './foldLedger.js'
-import { type LedgerCounts, countsOf, foreignRowsOf, isRowOfRun, ledgerReadable } from './ledgerChecks.js'
+import { type FoldedLedger, foldEvents } from './internal/foldLedger.js'
+import { type LedgerCounts, countsOf, foreignRowsOf, isRowOfRun, ledgerReadable } from './internal/ledgerChecks.js'
 import { type ParkFindings, park } from './ParkFinding.js'
 import type { AncestorLookup, AncestorRead, AncestorUnavailable, Ancestors } from './PlanningInput.js'
 

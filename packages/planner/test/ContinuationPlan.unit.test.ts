@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { makeParkFinding, makeParkedPlan, rejectionReasonsOf, sortFindings } from '../src/index.js'
+import { makeParkedPlan } from '../src/ContinuationPlan.js'
+import { makeParkFinding } from '../src/ParkFinding.js'
+import { rejectionReasonsOf, sortFindings } from '../src/internal/GateTable.js'
 import { givenLedger, rows, safeRows } from './givenLedger.js'
 
 const keys = (o: object | undefined) => Object.keys(o ?? {}).sort()

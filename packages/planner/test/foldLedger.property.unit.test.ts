@@ -8,7 +8,7 @@ import {
 import { projectResumePlan } from '@maka/projection'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { foldEvents } from '../src/index.js'
+import { foldEvents } from '../src/internal/foldLedger.js'
 import { build, row } from './arbitraryRows.js'
 import { header } from './givenLedger.js'
 

@@ -1,6 +1,7 @@
 import type { RuntimeEvent } from '@maka/events'
 import { describe, expect, it } from 'vitest'
-import { GateTable, type HostFacts } from '../src/index.js'
+import { type HostFacts } from '../src/index.js'
+import { GateTable } from '../src/internal/GateTable.js'
 import { type Given, type LooseContinuationIds, givenLedger, header, rows, safeRows } from './givenLedger.js'
 
 interface GateCase {

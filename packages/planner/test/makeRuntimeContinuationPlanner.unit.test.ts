@@ -9,8 +9,8 @@ import {
   type HostFacts,
   type OwnerLiveness,
   makeRuntimeContinuationPlanner,
-  materializePlan,
 } from '../src/index.js'
+import { materializePlan } from '../src/ContinuationPlan.js'
 import {
   continuationIdsUnsafe,
   claim,

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { GateTable, type ContinuationIds, type HostFacts, planContinuation } from '../src/index.js'
+import { type ContinuationIds, type HostFacts, planContinuation } from '../src/index.js'
+import { GateTable } from '../src/internal/GateTable.js'
 import { build, row } from './arbitraryRows.js'
 import { continuationIdsUnsafe, defaultFacts, freshIds, header, ledgerOf } from './givenLedger.js'
 

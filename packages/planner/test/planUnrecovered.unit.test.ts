@@ -1,14 +1,10 @@
 import { PARK_REASONS, ParkReasonSentences } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
-import {
-  EarlyExitTable,
-  type RecoveryRefusal,
-  makeParkFinding,
-  planUnrecovered,
-  recoveryWritten,
-  rejectionReasonsOf,
-} from '../src/index.js'
+import { type RecoveryRefusal, planUnrecovered } from '../src/index.js'
+import { makeParkFinding } from '../src/ParkFinding.js'
+import { EarlyExitTable, rejectionReasonsOf } from '../src/internal/GateTable.js'
+import { recoveryWritten } from '../src/internal/earlyExits.js'
 
 const refusal: RecoveryRefusal = { operation: 'open', code: 'EROFS', path: 'sessions/s1/owner.lock' }
 

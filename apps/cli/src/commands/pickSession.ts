@@ -1,16 +1,14 @@
 /**
  * Which session `resume` and `resume plan` work on: `--session`, else the most recent one (by its
  * `createdAt`, then its id). An unknown `--session` is bad input (exit 2). A data directory with no
- * session at all is not bad input but nothing to resume: the planner's own early exits decide the
- * plan (`resume_feature_disabled` without the flag, else `resume_candidate_missing`), so the CLI
- * parks (exit 3) exactly as `/resume` and `/plan` do in a session that has no run yet.
+ * session at all is not bad input but nothing to resume: the planner's `planNoSession` is the plan
+ * (`resume_feature_disabled` without the flag, else `resume_candidate_missing`), so the CLI parks
+ * (exit 3) exactly as `/resume` and `/plan` do in a session that has no run yet.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { pipe } from 'fp-ts/lib/function.js'
-import { type ContinuationPlan, latestCandidate, makeParkedPlan, resumeFeatureEnabled } from '@maka/planner'
+import { findMostRecentSession } from '@maka/sessions'
 import { BadInputError } from '../ExitCode.js'
 import { requireSession } from '../hostInput.js'
-import { findMostRecentSession } from '@maka/executor'
 import type { Workspace } from './commandContext.js'
 
 // A data dir can hold many broken sessions; the line names a few.
@@ -50,19 +48,3 @@ export const pickSession = async (workspace: Workspace, sessionFlag: string | un
   }
   return sessionId ?? null
 }
-
-/**
- * The plan of a data directory with no session: the planner's early exits over an empty run listing.
- * @category constructors
- */
-export const noSessionPlan = (safeBoundaryResumeEnabled: boolean): ContinuationPlan =>
-  pipe(
-    resumeFeatureEnabled(safeBoundaryResumeEnabled),
-    E.flatMap(() => latestCandidate([])),
-    E.match(
-      (findings) => makeParkedPlan(findings, { sourceRunId: null, sourceRuntimeEventHighWater: null }),
-      () => {
-        throw new Error('an empty run listing cannot have a resume candidate')
-      },
-    ),
-  )

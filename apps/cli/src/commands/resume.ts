@@ -7,6 +7,7 @@
  * 1 failed, 130/143 cancelled by SIGINT/SIGTERM.
  */
 import type { ContinuationResult } from '@maka/executor'
+import { planNoSession } from '@maka/planner'
 import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
@@ -19,7 +20,7 @@ import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
 import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
-import { noSessionPlan, pickSession } from './pickSession.js'
+import { pickSession } from './pickSession.js'
 
 // A continuation without a script file answers from its history alone.
 const NO_DEFAULT_SCRIPTS = { turn: [], continuation: [] } as const
@@ -55,7 +56,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const json = flags.json === true
   const style = styleForStdout()
   if (sessionId === null) {
-    const plan = noSessionPlan(safeBoundaryResumeFromEnv())
+    const plan = planNoSession(safeBoundaryResumeFromEnv())
     if (json) {
       await writePlanJson(process.stdout, { type: 'plan', sessionId: null, plan }, { compact: true })
       sayLine({

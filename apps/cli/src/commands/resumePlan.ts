@@ -15,9 +15,9 @@ import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writeOutlinedPlanJson, writePlanJson } from '../planJson.js'
-import { planUnrecovered } from '@maka/planner'
+import { planNoSession, planUnrecovered } from '@maka/planner'
 import { openDataDir, recoveryForPlanning, say } from './commandContext.js'
-import { noSessionPlan, pickSession } from './pickSession.js'
+import { pickSession } from './pickSession.js'
 
 /**
  * Plans without executing.
@@ -31,7 +31,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   if (sessionId === null) {
     // --run names a run of a session; without any session it cannot exist.
     if (flags.run !== undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
-    const plan = noSessionPlan(safeBoundaryResumeFromEnv())
+    const plan = planNoSession(safeBoundaryResumeFromEnv())
     if (flags.json === true) await writePlanJson(process.stdout, plan)
     else {
       say(`Plan for ${workspace.dataDir.path} (no sessions):`)

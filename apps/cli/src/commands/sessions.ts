@@ -5,8 +5,8 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
-import { listSessionSummaries } from '@maka/executor'
-import type { SessionSummary } from '@maka/planner'
+import { ownerLockLiveness } from '@maka/host-inspector'
+import { type SessionSummary, listSessionSummaries } from '@maka/sessions'
 import { type Style, styleForStdout } from '../Style.js'
 import { type Workspace, openDataDir, say, sayJson } from './commandContext.js'
 
@@ -16,7 +16,7 @@ import { type Workspace, openDataDir, say, sayJson } from './commandContext.js'
  */
 export const readSummaries = async (workspace: Workspace): Promise<ReadonlyArray<SessionSummary>> => {
   if (!workspace.dataDir.exists) return []
-  const summaries = await listSessionSummaries(workspace.stores)
+  const summaries = await listSessionSummaries(workspace.stores, ownerLockLiveness)
   if (E.isLeft(summaries)) {
     throw new BadInputError(
       `The sessions of the data directory ${workspace.dataDir.path} cannot be listed (${summaries.left}).`,

@@ -8,7 +8,7 @@
  * read while it prints, so a million-row session holds no ledger and no whole output.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { RunOutline } from '@maka/executor'
+import type { RunOutline } from '@maka/sessions'
 import { BadInputError, ExitCode, ShowCutOffError } from '../ExitCode.js'
 import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
 import { type ChunkedWriter, type TextSink, makeChunkedWriter } from '../chunkedOutput.js'

@@ -16,7 +16,8 @@ import {
 } from '../providerChoice.js'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
-import { listSessionSummaries } from '@maka/executor'
+import { ownerLockLiveness } from '@maka/host-inspector'
+import { listSessionSummaries } from '@maka/sessions'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
 import { failedWriteSentence } from '../writeFailure.js'
@@ -185,7 +186,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
     },
     cancel: () => runtime.cancel(),
     sessions: async () => {
-      const summaries = await listSessionSummaries(stores)
+      const summaries = await listSessionSummaries(stores, ownerLockLiveness)
       if (E.isLeft(summaries)) return [{ tone: 'error', text: `The sessions cannot be listed (${summaries.left}).` }]
       if (summaries.right.length === 0) return [{ tone: 'info', text: 'No sessions yet.' }]
       return summaries.right.map((s) => ({

@@ -2,7 +2,7 @@
  * What the desktop main process (and `maka ui`) does for the renderer, over the same packages the
  * CLI composes: file stores and a runtime from `@maka/executor`, the built-in tools, the provider
  * choice of `@maka/providers` (a continuation keeps the model its source run recorded), the
- * session read model of `@maka/planner`. No domain rule lives here: a resume is one `runtime.resume`
+ * session read model of `@maka/sessions`. No domain rule lives here: a resume is one `runtime.resume`
  * (the planner decides whether a session may continue, the executor resolves the source run's model
  * and claims the boundary); this module starts runs, answers with
  * `started` as soon as the run's first event is committed, and pushes every event to the renderer.
@@ -14,12 +14,15 @@ import {
   type FileRuntime,
   type PermissionMode,
   type TurnResult,
-  listSessionSummaries,
-  summarizeStoredSession,
-  loadSessionOutline,
   makeFileRuntime,
 } from '@maka/executor'
-import type { SessionSummary } from '@maka/planner'
+import {
+  type OwnerLockLiveness,
+  type SessionSummary,
+  listSessionSummaries,
+  loadSessionOutline,
+  summarizeStoredSession,
+} from '@maka/sessions'
 import {
   type ProviderChoice,
   type ProviderFlags,
@@ -238,6 +241,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     safeBoundaryResumeEnabled: options.safeResume,
     permissionMode: 'deny',
   })
+  const ownerLiveness: OwnerLockLiveness = (lock) => reader.inspector.ownerLiveness(lock)
 
   /**
    * Starts `go` and answers once `isStart` accepts a committed event of the new run, or with
@@ -329,7 +333,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   return {
     safeResume: options.safeResume,
     list: async () => {
-      const summaries = await listSessionSummaries(reader.stores)
+      const summaries = await listSessionSummaries(reader.stores, ownerLiveness)
       if (E.isLeft(summaries)) throw new Error(`The sessions cannot be listed (${summaries.left}).`)
       return summaries.right.map(listItemOf)
     },
@@ -356,7 +360,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       }
       const start = seen % TRANSCRIPT_ROWS
       return {
-        session: listItemOf(await summarizeStoredSession(reader.stores, sessionId)),
+        session: listItemOf(await summarizeStoredSession(reader.stores, sessionId, ownerLiveness)),
         items: seen <= TRANSCRIPT_ROWS ? kept : [...kept.slice(start), ...kept.slice(0, start)],
         omitted: Math.max(0, seen - TRANSCRIPT_ROWS),
       }
@@ -397,7 +401,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       startupContinued = continued
       const notContinued: Array<{ sessionId: string; result: Parked | StartFailed }> = []
       if (options.safeResume) {
-        const summaries = await listSessionSummaries(reader.stores)
+        const summaries = await listSessionSummaries(reader.stores, ownerLiveness)
         // A session a live process owns is never `interrupted` (its run may simply be running), so it is
         // a candidate too, judged again once that owner lets go.
         const candidates = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
@@ -423,10 +427,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         while (again.length > 0) {
           const sessionId = again.shift() as string
           await pause()
-          let summary = await summarizeStoredSession(reader.stores, sessionId)
+          let summary = await summarizeStoredSession(reader.stores, sessionId, ownerLiveness)
           while (summary.ownerAlive && Date.now() < deadline) {
             await pause()
-            summary = await summarizeStoredSession(reader.stores, sessionId)
+            summary = await summarizeStoredSession(reader.stores, sessionId, ownerLiveness)
           }
           // Still owned when the wait ends: that process is running the session, and it is left to it.
           // Not interrupted: the other instance continued it, or it ended.

@@ -11,10 +11,13 @@ import { type AgentRun, type RuntimeEvent, isChildRun } from '@maka/events'
 import type { LedgerSnapshot } from '@maka/stores'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
-import type { ParkFinding } from './ParkFinding.js'
-import type { AncestorRead } from './PlanningInput.js'
-import { compareRunCreation } from './sessionQueries.js'
-import { MAX_ANCESTOR_DEPTH, walkAncestors } from './walkAncestors.js'
+import {
+  type AncestorRead,
+  type ParkFinding,
+  MAX_ANCESTOR_DEPTH,
+  compareRunCreation,
+  walkAncestors,
+} from '@maka/planner'
 
 // -------------------------------------------------------------------------------------
 // model

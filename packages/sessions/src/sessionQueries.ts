@@ -1,9 +1,10 @@
 /**
  * The read model every host shows a data directory through: which run of a session is its latest,
  * whether the session was interrupted, the lineage tree of its runs and each ledger as a timeline.
- * One rule orders runs — the instant of `createdAt`, then `runId` — and the planner's "latest"
- * entry uses the same rule, so a listing and `resume plan` never name different runs. Pure: the
- * host reads headers, ledgers and owner locks and passes them in.
+ * One rule orders runs — the instant of `createdAt`, then `runId`, `@maka/planner`'s
+ * `compareRunCreation` — and the planner's "latest" entry uses the same rule, so a listing and
+ * `resume plan` never name different runs. Pure: the loaders of this package read headers, ledgers
+ * and owner locks over the store ports and pass them in.
  */
 import {
   type AgentRun,
@@ -13,6 +14,7 @@ import {
   isContinuationRun,
   isTerminalRunStatus,
 } from '@maka/events'
+import { compareRunCreation, latestTopLevelRun } from '@maka/planner'
 import { makeResumeProjector } from '@maka/projection'
 
 // -------------------------------------------------------------------------------------
@@ -154,27 +156,6 @@ const instantOf = (createdAt: string | null): number => {
 }
 
 const byIdThen = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
-
-/**
- * The one order of runs, oldest first: by the instant of `createdAt` (not its text, which differs
- * across UTC offsets and fraction digits), then by `runId`, so the order is total.
- * @category constructors
- */
-export const compareRunCreation = (a: AgentRun, b: AgentRun): number =>
-  instantOf(a.createdAt) - instantOf(b.createdAt) || byIdThen(a.runId, b.runId)
-
-/**
- * The newest top-level run (a normal run or a continuation, not a child run), by
- * {@link compareRunCreation}.
- * @category constructors
- */
-export const latestTopLevelRun = (headers: ReadonlyArray<AgentRun>): AgentRun | undefined =>
-  headers
-    .filter((run) => !isChildRun(run))
-    .reduce<AgentRun | undefined>(
-      (latest, run) => (latest === undefined || compareRunCreation(latest, run) < 0 ? run : latest),
-      undefined,
-    )
 
 /**
  * A continuation hangs under its source; a child run under its parent.

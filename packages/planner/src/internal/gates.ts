@@ -9,12 +9,12 @@ import { sequenceS } from 'fp-ts/lib/Apply.js'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as RA from 'fp-ts/lib/ReadonlyArray.js'
-import type { ContinuationIds, SnapshotCheckpoint } from './ContinuationPlan.js'
-import type { HostFacts } from './HostFacts.js'
-import { sameCwd } from './normalizeCwd.js'
-import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from './ParkFinding.js'
+import type { ContinuationIds, SnapshotCheckpoint } from '../ContinuationPlan.js'
+import type { HostFacts } from '../HostFacts.js'
+import { sameCwd } from '../normalizeCwd.js'
+import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from '../ParkFinding.js'
 import { DETAIL_LIMIT, type FoldedLedger, sortedUnique } from './foldLedger.js'
-import type { ChainOutline } from './walkAncestors.js'
+import type { ChainOutline } from '../walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // model

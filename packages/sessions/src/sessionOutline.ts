@@ -5,15 +5,15 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import type { AgentRun, RuntimeEvent, SessionRecord } from '@maka/events'
+import type { LedgerScan } from '@maka/stores'
+import { type SessionStores, listSessionRuns } from './readSessionCatalog.js'
 import {
   type LineageNode,
   type TimelineEntry,
   type TimelineFold,
   makeTimelineFold,
   sessionLineage,
-} from '@maka/planner'
-import type { LedgerScan, StorePorts } from '@maka/stores'
-import { listSessionRuns } from './readSessionCatalog.js'
+} from './sessionQueries.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -69,7 +69,7 @@ type EntryOf = ReturnType<TimelineFold['finish']>
  * @category constructors
  */
 export const loadSessionOutline = async <S extends { readonly toolCallId?: string }>(
-  stores: StorePorts,
+  stores: SessionStores,
   session: SessionRecord,
   summarize: () => (event: RuntimeEvent) => S,
 ): Promise<E.Either<string, SessionOutline<S>>> => {

@@ -7,7 +7,7 @@
 import type { AgentRun, RuntimeEvent } from '@maka/events'
 import type { LedgerSnapshot } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
-import { type ParkFindings, park } from './ParkFinding.js'
+import { type ParkFindings, park } from '../ParkFinding.js'
 
 // -------------------------------------------------------------------------------------
 // guards

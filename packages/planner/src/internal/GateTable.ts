@@ -5,7 +5,7 @@
  * output and snapshots stay stable.
  */
 import type { ParkReason } from '@maka/events'
-import type { ParkFinding } from './ParkFinding.js'
+import type { ParkFinding } from '../ParkFinding.js'
 
 // -------------------------------------------------------------------------------------
 // model

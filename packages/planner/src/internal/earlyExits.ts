@@ -7,15 +7,15 @@ import type { AgentRun } from '@maka/events'
 import type { LedgerSnapshot, RunListing } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
-import type { HostFacts } from './HostFacts.js'
-import { type Gate, describeCause, park } from './ParkFinding.js'
-import type { OwnerLiveness } from './PlannerPorts.js'
-import type { BoundaryHolders, RecoveryRefusal } from './PlanningInput.js'
-import { latestTopLevelRun } from './sessionQueries.js'
-import { boundaryHolderOf } from './boundaryHolder.js'
+import type { HostFacts } from '../HostFacts.js'
+import { type Gate, type ParkFindings, describeCause, park } from '../ParkFinding.js'
+import type { OwnerLiveness } from '../PlannerPorts.js'
+import type { BoundaryHolders, RecoveryRefusal } from '../PlanningInput.js'
+import { latestTopLevelRun } from '../runOrder.js'
+import { boundaryHolderOf } from '../boundaryHolder.js'
 import type { FoldedLedger } from './foldLedger.js'
 import { type LedgerCounts, foreignRowsOf, ledgerReadable } from './ledgerChecks.js'
-import type { ChainOutline } from './walkAncestors.js'
+import type { ChainOutline } from '../walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -39,9 +39,22 @@ export const resumeFeatureEnabled: Gate<boolean, void> = (enabled) =>
  * @category gates
  */
 export const recoveryWritten: Gate<RecoveryRefusal | null, void> = (refusal) =>
-  refusal === null
-    ? E.right(undefined)
-    : park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
+  refusal === null ? E.right(undefined) : recoveryRefused(refusal)
+
+/**
+ * Exit 1a for a refusal the host already holds: it always parks.
+ * @category gates
+ */
+export const recoveryRefused = (refusal: RecoveryRefusal): E.Either<ParkFindings, never> =>
+  park('recovery_unwritable', { operation: refusal.operation, code: refusal.code, path: refusal.path })
+
+/**
+ * Exit 2 over a listing with no top-level run (none at all, or child runs only): nothing to resume.
+ * @category gates
+ */
+export const noTopLevelRun: E.Either<ParkFindings, never> = park('resume_candidate_missing', {
+  reason: 'no_top_level_run',
+})
 
 /**
  * Exit 2: the "latest" entry's candidate — the newest top-level run (normal or continuation, not a
@@ -63,7 +76,7 @@ export const latestCandidate: Gate<ReadonlyArray<RunListing>, string> = (listing
     })
   }
   const latest = latestTopLevelRun(listing.flatMap((entry) => ('header' in entry ? [entry.header] : [])))
-  if (latest === undefined) return park('resume_candidate_missing', { reason: 'no_top_level_run' })
+  if (latest === undefined) return noTopLevelRun
   if (latest.status === 'completed') {
     return park('resume_candidate_missing', { reason: 'latest_run_completed', runId: latest.runId })
   }

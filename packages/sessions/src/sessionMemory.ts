@@ -5,20 +5,20 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import { type RuntimeEvent, isChildRun } from '@maka/events'
+import type { SessionStores } from './readSessionCatalog.js'
 import {
   type SessionHistoryOptions,
   type SessionHistoryProblem,
   type SessionRunRead,
   sessionHistory,
-} from '@maka/planner'
-import type { StorePorts } from '@maka/stores'
+} from './sessionHistory.js'
 
 /**
  * The replayable history of a session's earlier turns, read from the stores.
  * @category constructors
  */
 export const loadSessionHistory = async (
-  stores: StorePorts,
+  stores: SessionStores,
   sessionId: string,
   options: SessionHistoryOptions = {},
 ): Promise<E.Either<SessionHistoryProblem, ReadonlyArray<RuntimeEvent>>> => {

@@ -3,7 +3,7 @@ import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import { type SessionRunRead, sessionHistory } from '../src/index.js'
-import { continuationHeader, header, ledgerOf } from './givenLedger.js'
+import { continuationHeader, header, ledgerOf } from './givenSession.js'
 
 // -------------------------------------------------------------------------------------
 // given

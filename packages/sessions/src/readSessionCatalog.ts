@@ -1,19 +1,36 @@
 /**
- * The reads behind the session read model (`@maka/planner`'s `sessionQueries`): session records,
- * run listings and owner-lock liveness from the stores, handed to the pure queries (a session's
- * ledgers are read by `sessionOutline.ts`). Read-only; never repairs or writes anything. Every host
- * lists sessions through these.
+ * The reads behind the session queries (`sessionQueries.ts`): session records, run listings and
+ * owner locks over the store ports, handed to the pure queries (a session's ledgers are read by
+ * `sessionOutline.ts`). Read-only; never repairs or writes anything. Every host lists sessions
+ * through these. Whether a lock's process lives is the host's to judge: it comes in as a port.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { ownerLockLiveness } from '@maka/host-inspector'
+import type { OwnerLock } from '@maka/events'
+import type { StorePorts } from '@maka/stores'
 import {
   type ListedRun,
   type SessionSummary,
   compareSessions,
   mostRecentSession,
   summarizeSession,
-} from '@maka/planner'
-import type { StorePorts } from '@maka/stores'
+} from './sessionQueries.js'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The store ports the read model reads through; only their reads are ever called.
+ * @category models
+ */
+export type SessionStores = Pick<StorePorts, 'sessions' | 'runs' | 'events' | 'ownerLocks'>
+
+/**
+ * Whether an owner lock names a live process: `@maka/host-inspector`'s `ownerLockLiveness`, or a
+ * `HostInspector`'s `ownerLiveness` (`none` for no lock). Only `alive` marks a session as owned.
+ * @category models
+ */
+export type OwnerLockLiveness = (lock: OwnerLock | null) => Promise<'none' | 'alive' | 'stale'>
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -25,7 +42,7 @@ import type { StorePorts } from '@maka/stores'
  * @category constructors
  */
 export const listSessionRuns = async (
-  stores: StorePorts,
+  stores: SessionStores,
   sessionId: string,
 ): Promise<E.Either<string, ReadonlyArray<ListedRun>>> => {
   const listed = await stores.runs.list(sessionId)()
@@ -46,7 +63,11 @@ export const listSessionRuns = async (
  * session reads that session's files only.
  * @category constructors
  */
-export const summarizeStoredSession = async (stores: StorePorts, sessionId: string): Promise<SessionSummary> => {
+export const summarizeStoredSession = async (
+  stores: SessionStores,
+  sessionId: string,
+  ownerLiveness: OwnerLockLiveness,
+): Promise<SessionSummary> => {
   const [record, runs, lock] = await Promise.all([
     stores.sessions.read(sessionId)(),
     listSessionRuns(stores, sessionId),
@@ -57,7 +78,7 @@ export const summarizeStoredSession = async (stores: StorePorts, sessionId: stri
     record: E.isRight(record) ? { _tag: 'Read', record: record.right } : { _tag: 'Unread', error: record.left._tag },
     // A session whose runs cannot be listed shows no run rather than no session.
     runs: E.isRight(runs) ? runs.right : [],
-    ownerAlive: E.isRight(lock) && (await ownerLockLiveness(lock.right)) === 'alive',
+    ownerAlive: E.isRight(lock) && (await ownerLiveness(lock.right)) === 'alive',
   })
 }
 
@@ -70,14 +91,17 @@ const SESSIONS_AT_ONCE = 16
  * @category constructors
  */
 export const listSessionSummaries = async (
-  stores: StorePorts,
+  stores: SessionStores,
+  ownerLiveness: OwnerLockLiveness,
 ): Promise<E.Either<string, ReadonlyArray<SessionSummary>>> => {
   const listed = await stores.sessions.list()()
   if (E.isLeft(listed)) return E.left(listed.left._tag)
   const summaries: Array<SessionSummary> = []
   for (let at = 0; at < listed.right.length; at += SESSIONS_AT_ONCE) {
     const batch = listed.right.slice(at, at + SESSIONS_AT_ONCE)
-    summaries.push(...(await Promise.all(batch.map((sessionId) => summarizeStoredSession(stores, sessionId)))))
+    summaries.push(
+      ...(await Promise.all(batch.map((sessionId) => summarizeStoredSession(stores, sessionId, ownerLiveness)))),
+    )
   }
   return E.right(summaries.sort(compareSessions))
 }
@@ -90,7 +114,7 @@ export const listSessionSummaries = async (
  * @category constructors
  */
 export const findMostRecentSession = async (
-  stores: StorePorts,
+  stores: SessionStores,
 ): Promise<
   E.Either<
     string,
