@@ -13,6 +13,8 @@ const pureCore = [
   'packages/sessions/src/**/*.ts',
   'packages/executor/src/decide*.ts',
   'packages/executor/src/revalidate.ts',
+  // The store contract: ports, errors, ledger-read types and row rules; the adapters do the I/O.
+  'packages/stores/src/**/*.ts',
 ]
 
 export default tseslint.config(
@@ -65,20 +67,27 @@ export default tseslint.config(
           ],
         },
       ],
-      // The core may name a shell package's types (the store owns what a ledger read is), never load it.
+      // The core may name a shell package's types, never load it. The store contract (`@maka/stores`)
+      // is pure and inside the fence; its adapters are shell.
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
             {
-              group: ['@maka/stores', '@maka/stores/*', '@maka/host-inspector', '@maka/executor'],
+              group: [
+                '@maka/store-jsonl',
+                '@maka/store-sqlite',
+                '@maka/store-postgres',
+                '@maka/host-inspector',
+                '@maka/executor',
+              ],
               allowTypeImports: true,
               message: 'The pure core imports the shell for types only.',
             },
           ],
         },
       ],
-      'no-restricted-globals': ['error', 'process', 'setTimeout', 'setInterval'],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'setTimeout', 'setInterval'],
       'no-restricted-properties': [
         'error',
         { object: 'Date', property: 'now', message: 'Time reaches the core as data.' },

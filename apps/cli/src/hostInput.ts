@@ -9,7 +9,8 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { RunId, SessionId, type SessionRecord } from '@maka/events'
-import { type StorePorts, errnoCode } from '@maka/stores'
+import { type StorePorts } from '@maka/stores'
+import { errnoCode } from '@maka/store-jsonl'
 import { BadInputError } from './ExitCode.js'
 
 /**

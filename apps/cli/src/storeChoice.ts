@@ -6,7 +6,8 @@
  */
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { errnoCode, makeFileStores, type StorePorts } from '@maka/stores'
+import { type StorePorts } from '@maka/stores'
+import { errnoCode, makeFileStores } from '@maka/store-jsonl'
 import { BadInputError, StoreUnavailableError } from './ExitCode.js'
 
 /**

@@ -26,7 +26,8 @@ import type { ContinuationPlan } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import { type ModelProvider, type ScriptStep, makeScriptedProvider } from '@maka/providers'
 import { type RunKind, continuationsOf, listSessionRuns, runKindOf } from '@maka/sessions'
-import { claimPath, type StorePorts } from '@maka/stores'
+import type { StorePorts } from '@maka/stores'
+import { claimPath } from '@maka/store-jsonl'
 
 // -------------------------------------------------------------------------------------
 // model

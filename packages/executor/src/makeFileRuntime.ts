@@ -3,7 +3,8 @@
  * by those stores and the registered tools, and a runtime over both.
  */
 import { makeHostInspector, type CheckpointProvider, type HostInspector } from '@maka/host-inspector'
-import { makeFileStores, type StorePorts } from '@maka/stores'
+import { type StorePorts } from '@maka/stores'
+import { makeFileStores } from '@maka/store-jsonl'
 import { makeRuntime, type Runtime } from './makeRuntime.js'
 import { sessionStatePort } from './portAdapters.js'
 import type { RuntimeDeps } from './RuntimeDeps.js'

@@ -9,7 +9,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
 import { isTerminalEvent } from '@maka/events'
-import { claimPath, claimsDir, makeFileStores, type FileStores } from '@maka/stores'
+import { claimPath, claimsDir, makeFileStores, type FileStores } from '@maka/store-jsonl'
 import type { ContinuationResult } from '../src/index.js'
 import type { Continuation } from '@maka/planner'
 import {

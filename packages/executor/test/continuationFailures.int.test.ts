@@ -8,7 +8,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { describe, expect, it } from 'vitest'
 import { isContinuationStartEvent, isTerminalEvent } from '@maka/events'
-import { claimPath, runsDir, type FileStores } from '@maka/stores'
+import { claimPath, runsDir, type FileStores } from '@maka/store-jsonl'
 import { givenApprovedPlan, givenInterruptedRun, trackWorlds, ioFailure, squatterHeader } from './support/world.js'
 
 const world = trackWorlds()

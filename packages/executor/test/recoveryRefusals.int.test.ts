@@ -12,7 +12,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import type { AgentRun, RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { makeFaultInjectingFs, makeFileStores, nodeStoreFs } from '@maka/stores'
+import { makeFaultInjectingFs, makeFileStores, nodeStoreFs } from '@maka/store-jsonl'
 import { trackWorlds, type World } from './support/world.js'
 
 const world = trackWorlds()

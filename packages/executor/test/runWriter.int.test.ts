@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type AgentRun, type RuntimeEvent, makeTerminalEvent } from '@maka/events'
-import { ledgerPath, makeFileStores, type FileStores } from '@maka/stores'
+import { ledgerPath, makeFileStores, type FileStores } from '@maka/store-jsonl'
 import { makeRunWriter, type RunWriter } from '../src/runWriter.js'
 
 const header = {

@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { type AgentRun, type ExecutionRejection, type RuntimeEvent, makeNonEmptyStringUnsafe } from '@maka/events'
 import { checkpointUnavailable, processStartTime, type CheckpointProvider } from '@maka/host-inspector'
 import type { Continuation, WorkspaceCheckpoint } from '@maka/planner'
-import { claimPath, sessionRecordPath } from '@maka/stores'
+import { claimPath, sessionRecordPath } from '@maka/store-jsonl'
 import {
   givenApprovedPlan,
   givenInterruptedRun,

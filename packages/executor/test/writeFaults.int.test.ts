@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { isTerminalEvent, type AgentRun } from '@maka/events'
-import { makeFaultInjectingFs, makeFileStores, nodeStoreFs, type Fault } from '@maka/stores'
+import { makeFaultInjectingFs, makeFileStores, nodeStoreFs, type Fault } from '@maka/store-jsonl'
 import type { ContinuationResult, TurnResult } from '../src/index.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { givenApprovedPlan, givenInterruptedRun, ioFailure, trackWorlds, type World } from './support/world.js'

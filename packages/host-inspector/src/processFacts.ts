@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { ProcessIdentity } from '@maka/events'
-import { errnoCode } from '@maka/stores'
+import { errnoCode } from './errnoCode.js'
 
 // -------------------------------------------------------------------------------------
 // model

@@ -1,6 +1,6 @@
 /**
  * A stranger's program, built against the installed tarballs (never the workspace): it writes a
- * golden ledger into a fresh data dir with `@maka/stores`, reads it back through the store, plans a
+ * golden ledger into a fresh data dir with `@maka/store-jsonl`, reads it back through the store, plans a
  * continuation with `@maka/planner`, and prints the plan's outline as one JSON line. Every other
  * published package is imported too, so a tarball that cannot load under plain node fails here.
  */
@@ -21,7 +21,8 @@ import { planContinuation } from '@maka/planner'
 import { projectResumePlan } from '@maka/projection'
 import { makeScriptedProvider } from '@maka/providers'
 import { builtinTools } from '@maka/tools'
-import { describeStoreError, ledgerPath, makeFileStores } from '@maka/stores'
+import { describeStoreError } from '@maka/stores'
+import { ledgerPath, makeFileStores } from '@maka/store-jsonl'
 import * as E from 'fp-ts/lib/Either.js'
 
 const fail = (message: string): never => {

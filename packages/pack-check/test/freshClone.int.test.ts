@@ -40,7 +40,7 @@ describe('a fresh clone', () => {
     it('passes every planner test', async () => {
       clone = await mkdtemp(join(tmpdir(), 'maka-clone-'))
       expect(await copyCheckout(clone)).toBeGreaterThan(0)
-      for (const name of ['events', 'projection', 'stores', 'planner'])
+      for (const name of ['events', 'projection', 'stores', 'store-jsonl', 'planner'])
         expect(existsSync(join(clone, 'packages', name, 'dist')), `${name}/dist in the clone`).toBe(false)
 
       const [file, ...args] = pnpm()

@@ -124,6 +124,7 @@ describe('published packages', () => {
       '@maka/providers',
       '@maka/session-ui',
       '@maka/sessions',
+      '@maka/store-jsonl',
       '@maka/store-postgres',
       '@maka/store-sqlite',
       '@maka/stores',

@@ -1,24 +1,11 @@
 /**
- * The background shell-run store: `sessions/<sessionId>/shell-runs/<shellRunId>.json`. Each write
- * replaces the whole record atomically and durably, because recovery decides from these files
- * whether a background operation is still running.
+ * The background shell-run port: one record per shell run of a session. Each write replaces the
+ * whole record atomically and durably, because recovery decides from these records whether a
+ * background operation is still running.
  */
-import { decodeWith, ShellRun, ShellRunId } from '@maka/events'
-import * as E from 'fp-ts/lib/Either.js'
+import type { ShellRun, ShellRunId } from '@maka/events'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import { checkIds } from './internal/checkIds.js'
-import {
-  atomicReplace,
-  listDir,
-  makeDirs,
-  readRecord,
-  recordBytes,
-  toTask,
-  type Outcome,
-  type StoreContext,
-} from './internal/durableFs.js'
-import { shellRunPath, shellRunsDir } from './layout.js'
-import { invalidRecord, unreadable, type StoreError } from './StoreError.js'
+import type { StoreError } from './StoreError.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -41,71 +28,4 @@ export interface ShellRunStore {
   write(run: ShellRun): TE.TaskEither<StoreError, void>
   /** Lists every `<shellRunId>.json` of a session, sorted by id; none when the folder is missing. */
   list(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<ShellRunListing>>
-}
-
-const decodeShellRun = decodeWith(ShellRun)
-const SHELL_RUN_FILE = /^([A-Za-z0-9_-]{1,128})\.json$/
-
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
-
-/**
- * Builds the shell-run store of one store instance.
- * @category constructors
- */
-export const makeShellRunStore = (context: StoreContext): ShellRunStore => {
-  const { dataDir, dirSync } = context
-
-  const readShellRun = async (sessionId: string, shellRunId: string): Outcome<ShellRun> => {
-    const path = shellRunPath(dataDir, sessionId, shellRunId)
-    const record = await readRecord(context, path, decodeShellRun)
-    if (E.isLeft(record)) return record
-    if (record.right.sessionId !== sessionId || record.right.shellRunId !== shellRunId) {
-      return E.left(unreadable(path, 'the record names another shell run than its file'))
-    }
-    return record
-  }
-
-  return {
-    write: (run) =>
-      toTask(
-        async () => {
-          const ids = checkIds(['sessionId', run?.sessionId], ['shellRunId', run?.shellRunId], ['runId', run?.runId])
-          if (E.isLeft(ids)) return ids
-          const decoded = decodeShellRun(run)
-          if (E.isLeft(decoded)) return E.left(invalidRecord('ShellRun', decoded.left))
-          const path = shellRunPath(dataDir, run.sessionId, run.shellRunId)
-          const dirs = await makeDirs(context, shellRunsDir(dataDir, run.sessionId))
-          if (E.isLeft(dirs)) return dirs
-          const replaced = await atomicReplace(context, path, recordBytes(run), true)
-          if (E.isLeft(replaced)) return replaced
-          return dirSync.persist(path, { replaced: true })
-        },
-        () => `write shell run ${run.shellRunId} of session ${run.sessionId}`,
-      ),
-    list: (sessionId) =>
-      toTask(
-        async () => {
-          const ids = checkIds(['sessionId', sessionId])
-          if (E.isLeft(ids)) return ids
-          const entries = await listDir(context, shellRunsDir(dataDir, sessionId))
-          if (E.isLeft(entries)) return entries
-          const shellRunIds = entries.right
-            // A linked record is listed so that reading it reports the link: it is never dropped.
-            .filter((entry) => entry.isFile() || entry.isSymbolicLink())
-            .map((entry) => SHELL_RUN_FILE.exec(entry.name)?.[1])
-            .filter(ShellRunId.is)
-            .sort()
-          const listings = await Promise.all(
-            shellRunIds.map(async (shellRunId): Promise<ShellRunListing> => {
-              const record = await readShellRun(sessionId, shellRunId)
-              return E.isRight(record) ? { shellRunId, shellRun: record.right } : { shellRunId, error: record.left }
-            }),
-          )
-          return E.right(listings)
-        },
-        () => `list the shell runs of session ${sessionId}`,
-      ),
-  }
 }

@@ -482,11 +482,8 @@ const errnoDetail = (code: string, cause: unknown): string => {
   return raw.replace(/^[A-Z_]+: /, '').replace(/, \w+ '.*$/, '')
 }
 
-/**
- * The errno name of a thrown Node.js error, if it has one.
- * @category guards
- */
-export const errnoCode = (cause: unknown): string | undefined =>
+// The `code` of a thrown error, if it has one: an errno name from node, a SQLSTATE from a server.
+const errnoCode = (cause: unknown): string | undefined =>
   typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
     ? (cause as { code: string }).code
     : undefined

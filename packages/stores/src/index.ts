@@ -1,15 +1,13 @@
 /**
- * @maka/stores — the file-backed shell of maka-resume: session, AgentRun header, RuntimeEvent ledger,
- * shell-run, continuation-claim and owner-lock stores over one data directory (ledger-format.md).
- * Every method validates ids before touching the filesystem and returns a `TaskEither` over the
- * `_tag`ged `StoreError` union; nothing throws across this boundary.
+ * @maka/stores — the store contract of maka-resume: the ports every adapter implements (session,
+ * AgentRun header, RuntimeEvent ledger, shell-run, continuation-claim and owner-lock stores), the
+ * `_tag`ged `StoreError` union every method returns in a `TaskEither`, what a ledger read yields,
+ * and the row and record rules every adapter reads and writes by. Pure: no I/O, no `node:*`. The
+ * adapters are `@maka/store-jsonl` (files), `@maka/store-sqlite` and `@maka/store-postgres`.
  */
-export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'
 export { type StorePorts } from './StorePorts.js'
-export { nodeStoreFs, syncStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
-export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type SessionStore } from './SessionStore.js'
-export { type AgentRunStore, type RunListing, type UpdateRunOptions } from './AgentRunStore.js'
+export { type AgentRunStore, type RunListing, type UpdateRunOptions, checkRunHeader } from './AgentRunStore.js'
 export {
   type RuntimeEventStore,
   type AppendOptions,
@@ -22,20 +20,19 @@ export {
 export {
   type LedgerSnapshot,
   type LedgerScan,
-  type LedgerScanner,
   type LedgerSink,
-  type LedgerScanOptions,
   type LedgerProblem,
   type LedgerIdentity,
+  type LedgerRowCheck,
   type TornTail,
   type LedgerRowReader,
   emptyLedgerSnapshot,
-  scanLedger,
-  makeLedgerScanner,
+  makeLedgerRowCheck,
   makeLedgerRowReader,
 } from './LedgerSnapshot.js'
+export { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
 export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
-export { type ClaimStore } from './ClaimStore.js'
+export { type ClaimStore, checkClaimTarget, checkClaimBoundary } from './ClaimStore.js'
 export { type OwnerLockStore, isSameOwner } from './OwnerLockStore.js'
 export {
   type StoreError,
@@ -55,7 +52,6 @@ export {
   type IoFailed,
   type SymlinkInDataDir,
   describeStoreError,
-  errnoCode,
   invalidId,
   invalidRecord,
   notFound,
@@ -70,27 +66,28 @@ export {
   highWaterConflict,
   eventIdentityMismatch,
   ioFailed,
+  symlinkInDataDir,
   consumerFailed,
   deliverBatch,
   replayVerdict,
   withSubject,
 } from './StoreError.js'
 export { checkIds, checkHighWater } from './internal/checkIds.js'
-export { checkRunHeader } from './AgentRunStore.js'
-export { checkClaimTarget, checkClaimBoundary } from './ClaimStore.js'
-export {
-  sessionsDir,
-  sessionDir,
-  sessionRecordPath,
-  runsDir,
-  runDir,
-  runHeaderPath,
-  ledgerPath,
-  shellRunsDir,
-  shellRunPath,
-  claimsDir,
-  claimFileName,
-  claimPath,
-  ownerLockPath,
-} from './layout.js'
 export { decodeStoredRecord, listStoredShellRuns } from './storedRecords.js'
+export {
+  type SqlDatabase,
+  type SqlQueries,
+  type SqlDialect,
+  type SqlOutcome,
+  type SqlStoreContext,
+  type ClaimInsert,
+  type Sha256,
+  sqlTask,
+  sqlPlaces,
+} from './sql/SqlDatabase.js'
+export { makeSqlSessionStore } from './sql/sqlSessions.js'
+export { makeSqlRunStore } from './sql/sqlRuns.js'
+export { makeSqlEventStore } from './sql/sqlEvents.js'
+export { makeSqlShellRunStore } from './sql/sqlShellRuns.js'
+export { makeSqlClaimStore } from './sql/sqlClaims.js'
+export { checkOwnerLockAcquire, decodeStoredOwnerLock } from './sql/sqlOwnerLocks.js'

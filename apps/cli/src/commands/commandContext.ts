@@ -2,7 +2,8 @@
  * The context most commands start from: the checked data directory, file stores over it for
  * read-only views, the verbose log, the startup recovery pass and stdout writers.
  */
-import { makeFileStores, nodeStoreFs, syncStoreFs, type StorePorts } from '@maka/stores'
+import { type StorePorts } from '@maka/stores'
+import { makeFileStores, nodeStoreFs, syncStoreFs } from '@maka/store-jsonl'
 import type { RunObserver, Runtime } from '@maka/executor'
 import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'

@@ -14,7 +14,8 @@ import { afterEach, expect } from 'vitest'
 import { type AgentRun, type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import { makeHostInspector, type CheckpointProvider, type HostInspector } from '@maka/host-inspector'
 import { makeScriptedProvider, type ModelProvider, type ProviderRequest, type ScriptStep } from '@maka/providers'
-import { ledgerPath, makeFileStores, runDir, runHeaderPath, type FileStores, type StoreError } from '@maka/stores'
+import { type StoreError } from '@maka/stores'
+import { ledgerPath, makeFileStores, runDir, runHeaderPath, type FileStores } from '@maka/store-jsonl'
 import { builtinTools, type Tool } from '@maka/tools'
 import {
   makeRuntime,

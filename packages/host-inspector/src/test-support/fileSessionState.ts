@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { AgentRun, decodeAgentRun, decodeWith, RunId, ShellRun } from '@maka/events'
-import { type RunListing, errnoCode, unreadable } from '@maka/stores'
+import { type RunListing, unreadable } from '@maka/stores'
+import { errnoCode } from '../errnoCode.js'
 import type { SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
 
 const decodeShellRun = decodeWith(ShellRun)

@@ -8,8 +8,8 @@ import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ledgerPath, makeFileStores, syncStoreFs } from '@maka/stores'
-import { describeStoreConformance } from '../src/index.js'
+import { describeStoreConformance } from '@maka/store-conformance'
+import { ledgerPath, makeFileStores, syncStoreFs } from '../src/index.js'
 
 const CHILD = fileURLToPath(new URL('./syncFileStores.mjs', import.meta.url))
 

@@ -6,10 +6,10 @@ import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { ledgerPath, makeFileStores } from '@maka/stores'
-import { describeStoreConformance } from '../src/index.js'
+import { describeStoreConformance } from '@maka/store-conformance'
+import { ledgerPath, makeFileStores } from '../src/index.js'
 
-const STORES_DIST = fileURLToPath(new URL('../../stores/dist/index.js', import.meta.url))
+const STORES_DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 describeStoreConformance('jsonl', {
   fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-')),

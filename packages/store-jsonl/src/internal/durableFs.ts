@@ -9,7 +9,7 @@ import { constants, type Dirent } from 'node:fs'
 import { basename, dirname, join, relative, sep } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import { ioFailed, notFound, symlinkInDataDir, unreadable, withSubject, type StoreError } from '../StoreError.js'
+import { ioFailed, notFound, symlinkInDataDir, unreadable, withSubject, type StoreError } from '@maka/stores'
 import { nodeStoreFs, type StoreEntryStat, type StoreFile, type StoreFs } from '../StoreFs.js'
 
 // -------------------------------------------------------------------------------------

@@ -8,10 +8,8 @@ import { isUtf8 } from 'node:buffer'
 import { constants } from 'node:fs'
 import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
-import type { LedgerIdentity } from '../LedgerSnapshot.js'
-import { ioFailed, notFound } from '../StoreError.js'
+import { ioFailed, isRuntimeEventShape, notFound, type LedgerIdentity } from '@maka/stores'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
-import { isRuntimeEventShape } from './isRuntimeEventShape.js'
 
 // A terminal row is a few hundred bytes; a longer last row is left to the full read.
 const TAIL_BYTES = 1 << 14

@@ -11,14 +11,8 @@ import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { RuntimeEvent } from '@maka/events'
-import {
-  makeLedgerRowReader,
-  makeLedgerScanner,
-  scanLedger,
-  type LedgerIdentity,
-  type LedgerScanner,
-  type LedgerSnapshot,
-} from './LedgerSnapshot.js'
+import { makeLedgerRowReader, type LedgerIdentity, type LedgerSnapshot } from '@maka/stores'
+import { makeLedgerScanner, scanLedger, type LedgerScanner } from './ledgerScanner.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'invocation-1', runId: 'run-1', turnId: 'turn-1' }
 

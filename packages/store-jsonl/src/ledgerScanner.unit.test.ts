@@ -1,7 +1,7 @@
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { scanLedger } from './LedgerSnapshot.js'
+import { scanLedger } from './ledgerScanner.js'
 
 const identity = { sessionId: 'session-1', invocationId: 'invocation-1', runId: 'run-1', turnId: 'turn-1' }
 

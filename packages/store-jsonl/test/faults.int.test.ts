@@ -15,9 +15,9 @@ import {
   type Fault,
   type FaultInjectingFs,
   type FileStores,
-  type StoreError,
   type StoreFs,
 } from '../src/index.js'
+import type { StoreError } from '@maka/stores'
 import {
   claimAndHeader,
   failure,

@@ -3,15 +3,23 @@
  * durable-directory cache; the per-run write queue is shared by the whole process.
  */
 import { resolve } from 'node:path'
-import { makeAgentRunStore, type AgentRunStore } from './AgentRunStore.js'
-import { makeClaimStore, type ClaimStore } from './ClaimStore.js'
+import type {
+  AgentRunStore,
+  ClaimStore,
+  OwnerLockStore,
+  RuntimeEventStore,
+  SessionStore,
+  ShellRunStore,
+  StorePorts,
+} from '@maka/stores'
+import { makeAgentRunStore } from './fileAgentRunStore.js'
+import { makeClaimStore } from './fileClaimStore.js'
+import { makeOwnerLockStore } from './fileOwnerLockStore.js'
+import { makeRuntimeEventStore } from './fileRuntimeEventStore.js'
+import { makeSessionStore } from './fileSessionStore.js'
+import { makeShellRunStore } from './fileShellRunStore.js'
 import { makeStoreContext } from './internal/durableFs.js'
 import type { StoreFs } from './StoreFs.js'
-import { makeOwnerLockStore, type OwnerLockStore } from './OwnerLockStore.js'
-import { makeRuntimeEventStore, type RuntimeEventStore } from './RuntimeEventStore.js'
-import { makeSessionStore, type SessionStore } from './SessionStore.js'
-import { makeShellRunStore, type ShellRunStore } from './ShellRunStore.js'
-import type { StorePorts } from './StorePorts.js'
 
 /**
  * Every store of one data directory.

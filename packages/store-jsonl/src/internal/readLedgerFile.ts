@@ -12,14 +12,17 @@ import { constants } from 'node:fs'
 import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import {
-  makeLedgerScanner,
+  consumerFailed,
+  ioFailed,
+  ledgerChanged,
+  notFound,
   type LedgerIdentity,
   type LedgerScan,
-  type LedgerScanner,
   type LedgerSink,
   type LedgerSnapshot,
-} from '../LedgerSnapshot.js'
-import { consumerFailed, ioFailed, ledgerChanged, notFound } from '../StoreError.js'
+  type ReplayExpectation,
+} from '@maka/stores'
+import { makeLedgerScanner, type LedgerScanner } from '../ledgerScanner.js'
 import type { StoreFile } from '../StoreFs.js'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
 
@@ -30,21 +33,6 @@ const CHUNK_BYTES = 1 << 20
 // that survived add up to its size. A 16 KiB batch keeps that sum below the line for a 100k-row plan
 // and 200k (peak RSS of `resume plan --json` at 100k rows: ~74 MB, against ~81 MB with 256 KiB).
 const REPLAY_CHUNK_BYTES = 1 << 14
-
-/**
- * What a replay must find again: the committed prefix a fold reported.
- * @category models
- */
-export interface ReplayExpectation {
-  readonly committedBytes: number
-  readonly digest: string
-  /**
-   * The fold's row count (`LedgerScan.rows`), when known: only that many rows are handed over, and
-   * a JSONL replay then holds no row id — the digest proves these are the bytes the fold checked,
-   * and the rows it handed stop before any repeated id. Without it the replay checks ids itself.
-   */
-  readonly rows?: number
-}
 
 /**
  * Reads and scans a ledger: missing → `NotFound`, any other failure → `IoFailed('read')`.

@@ -1,7 +1,8 @@
 import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { makeFileStores, type FileStores, type StoreError } from '../src/index.js'
+import type { StoreError } from '@maka/stores'
+import { makeFileStores, type FileStores } from '../src/index.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import {
   claimAndHeader,

@@ -8,7 +8,8 @@ import { appendFile, open, readFile, truncate, writeFile } from 'node:fs/promise
 import type { RuntimeEvent } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ledgerPath, makeFileStores, type FileStores, type LedgerScan, type LedgerSnapshot } from '../src/index.js'
+import type { LedgerScan, LedgerSnapshot } from '@maka/stores'
+import { ledgerPath, makeFileStores, type FileStores } from '../src/index.js'
 import {
   failure,
   identity,

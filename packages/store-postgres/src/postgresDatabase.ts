@@ -1,0 +1,149 @@
+/**
+ * The SQL database of the shared store ports over a `pg` pool, and PostgreSQL's dialect. Each
+ * transaction holds one pooled connection; a `Left` rolls it back, as a throw does. A `read`
+ * transaction is one REPEATABLE READ READ ONLY snapshot.
+ */
+import { createHash } from 'node:crypto'
+import {
+  claimConflict,
+  type ClaimInsert,
+  type Sha256,
+  type SqlDatabase,
+  type SqlDialect,
+  type SqlOutcome,
+  type SqlQueries,
+} from '@maka/stores'
+import * as E from 'fp-ts/lib/Either.js'
+import type pg from 'pg'
+
+const sqlState = (cause: unknown): string | undefined =>
+  typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
+    ? (cause as { code: string }).code
+    : undefined
+const constraintOf = (cause: unknown): string | undefined =>
+  typeof cause === 'object' && cause !== null && typeof (cause as { constraint?: unknown }).constraint === 'string'
+    ? (cause as { constraint: string }).constraint
+    : undefined
+const UNIQUE_VIOLATION = '23505'
+
+const queriesOf = (q: pg.Pool | pg.ClientBase): SqlQueries => ({
+  all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(sql, [...params])).rows as Array<R>,
+  value: async (sql, params) => {
+    const row = (await q.query(sql, [...params])).rows[0] as Record<string, unknown> | undefined
+    return row === undefined ? undefined : Object.values(row)[0]
+  },
+  run: async (sql, params) => (await q.query(sql, [...params])).rowCount ?? 0,
+})
+
+/**
+ * The shared ports' database over a pool.
+ * @category constructors
+ */
+export const makePostgresDatabase = (pool: pg.Pool): SqlDatabase => ({
+  ...queriesOf(pool),
+  // One transaction on one pooled connection; a `Left` answer rolls it back.
+  transaction: async <A>(kind: 'write' | 'read', body: (q: SqlQueries) => Promise<SqlOutcome<A>>) => {
+    const client = await pool.connect()
+    let broken = false
+    try {
+      await client.query('BEGIN')
+      // One snapshot: the header and every page a read sees are one moment's.
+      if (kind === 'read') await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      const outcome = await body(queriesOf(client))
+      await client.query(E.isLeft(outcome) ? 'ROLLBACK' : 'COMMIT')
+      return outcome
+    } catch (cause) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true
+      })
+      throw cause
+    } finally {
+      client.release(broken)
+    }
+  },
+})
+
+/**
+ * PostgreSQL's statements: `$n` placeholders, `ON CONFLICT DO NOTHING`, code-unit order
+ * (`COLLATE "C"`, as the file stores sort names), the run header's row lock ordering appends.
+ * @category constructors
+ */
+export const postgresDialect: SqlDialect = {
+  touchSession: 'INSERT INTO session_ids (session_id) VALUES ($1) ON CONFLICT DO NOTHING',
+  insertSession: 'INSERT INTO sessions (session_id, record) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+  selectSession: 'SELECT record FROM sessions WHERE session_id = $1',
+  listSessionIds: 'SELECT session_id FROM session_ids ORDER BY session_id COLLATE "C"',
+  insertRun: 'INSERT INTO runs (session_id, run_id, header) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+  selectHeader: 'SELECT header FROM runs WHERE session_id = $1 AND run_id = $2',
+  // The header row's lock orders the appends of one run, across connections and hosts.
+  selectHeaderForAppend: 'SELECT header FROM runs WHERE session_id = $1 AND run_id = $2 FOR UPDATE',
+  updateRun: 'UPDATE runs SET header = $1 WHERE session_id = $2 AND run_id = $3',
+  listRuns: 'SELECT run_id AS "runId", header FROM runs WHERE session_id = $1 ORDER BY run_id COLLATE "C"',
+  countEvents: 'SELECT COALESCE(MAX(seq), 0)::integer AS n FROM events WHERE session_id = $1 AND run_id = $2',
+  ledgerPage: 'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
+  pageRows: 512,
+  replayPageBytes: Number.POSITIVE_INFINITY,
+  insertEvent: (q, params) =>
+    q.run(
+      'INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES ($1, $2, $3, $4, $5) ' +
+        'ON CONFLICT (session_id, run_id, event_id) DO NOTHING',
+      params,
+    ),
+  lastRow: async (db, sessionId, runId) => {
+    const found = (
+      await db.all<{ readonly present: boolean; readonly row: string | null }>(
+        `SELECT true AS present, (SELECT row FROM events e WHERE e.session_id = $1 AND e.run_id = $2
+           ORDER BY seq DESC LIMIT 1) AS row FROM runs WHERE session_id = $1 AND run_id = $2`,
+        [sessionId, runId],
+      )
+    )[0]
+    return E.right(found === undefined ? { run: false, row: null } : { run: true, row: found.row })
+  },
+  upsertShellRun:
+    'INSERT INTO shell_runs (session_id, shell_run_id, record) VALUES ($1, $2, $3) ' +
+    'ON CONFLICT (session_id, shell_run_id) DO UPDATE SET record = excluded.record',
+  listShellRuns:
+    'SELECT shell_run_id AS "shellRunId", record FROM shell_runs WHERE session_id = $1 ORDER BY shell_run_id COLLATE "C"',
+  selectClaim: 'SELECT record FROM claims WHERE session_id = $1 AND source_run_id = $2 AND high_water = $3',
+  listClaims:
+    'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = $1 ' +
+    'ORDER BY source_run_id COLLATE "C", high_water',
+  // The claim is the INSERT against the boundary's unique constraint, in one transaction with the
+  // target header: SQLSTATE 23505 on the boundary is the claim taken, on the run's key the run
+  // taken, and either refusal rolls back, leaving neither row.
+  insertClaim: async (db, claim, targetHeader, highWater) => {
+    const { sessionId, sourceRunId } = claim
+    const seen: { conflict: ClaimInsert | null } = { conflict: null }
+    const outcome = await db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
+      await q.run(postgresDialect.touchSession, [sessionId])
+      try {
+        await q.run('INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES ($1, $2, $3, $4)', [
+          sessionId,
+          sourceRunId,
+          highWater,
+          JSON.stringify(claim),
+        ])
+        await q.run('INSERT INTO runs (session_id, run_id, header) VALUES ($1, $2, $3)', [
+          sessionId,
+          targetHeader.runId,
+          JSON.stringify(targetHeader),
+        ])
+      } catch (cause) {
+        if (sqlState(cause) !== UNIQUE_VIOLATION) throw cause
+        seen.conflict = constraintOf(cause) === 'claims_boundary_key' ? 'claim_taken' : 'run_taken'
+        return E.left(claimConflict(sessionId, undefined))
+      }
+      return E.right('claimed')
+    })
+    return seen.conflict === null ? outcome : E.right(seen.conflict)
+  },
+}
+
+/**
+ * A SHA-256 over node's crypto, for the digests of `fold` and `replay`.
+ * @category constructors
+ */
+export const sha256 = (): Sha256 => {
+  const hash = createHash('sha256')
+  return { update: (text) => void hash.update(text, 'utf8'), hex: () => hash.digest('hex') }
+}

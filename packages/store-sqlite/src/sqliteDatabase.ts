@@ -1,0 +1,140 @@
+/**
+ * The SQL database of the shared store ports over one better-sqlite3 handle, and SQLite's dialect.
+ * better-sqlite3 is synchronous; the ports are written once over promises, so every statement and
+ * every transaction of this instance runs one at a time through a queue: a statement never runs
+ * inside another caller's open transaction, exactly as when each transaction was one synchronous
+ * call. A transaction commits whatever its body answers and rolls back only when the body throws.
+ */
+import { createHash } from 'node:crypto'
+import type { ClaimInsert, Sha256, SqlDatabase, SqlDialect, SqlOutcome, SqlQueries } from '@maka/stores'
+import * as E from 'fp-ts/lib/Either.js'
+import type { Db } from './database.js'
+
+const isUniqueViolation = (cause: unknown): boolean =>
+  typeof cause === 'object' &&
+  cause !== null &&
+  'code' in cause &&
+  (cause.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || cause.code === 'SQLITE_CONSTRAINT_UNIQUE')
+
+/**
+ * The shared ports' database over an open handle (opened on first use by `open`).
+ * @category constructors
+ */
+export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
+  let queue: Promise<unknown> = Promise.resolve()
+  const exclusive = <A>(step: () => Promise<A>): Promise<A> => {
+    const run = queue.then(step)
+    queue = run.catch(() => undefined)
+    return run
+  }
+  const direct = (db: Db): SqlQueries => ({
+    all: <R>(sql: string, params: ReadonlyArray<unknown>) =>
+      Promise.resolve(db.prepare(sql).all(...params) as Array<R>),
+    value: (sql, params) =>
+      Promise.resolve(
+        db
+          .prepare(sql)
+          .pluck()
+          .get(...params),
+      ),
+    run: (sql, params) => Promise.resolve(db.prepare(sql).run(...params).changes),
+  })
+  return {
+    all: <R>(sql: string, params: ReadonlyArray<unknown>) => exclusive(async () => direct(open()).all<R>(sql, params)),
+    value: (sql, params) => exclusive(async () => direct(open()).value(sql, params)),
+    run: (sql, params) => exclusive(async () => direct(open()).run(sql, params)),
+    transaction: <A>(kind: 'write' | 'read', body: (q: SqlQueries) => Promise<SqlOutcome<A>>) =>
+      exclusive(async () => {
+        const db = open()
+        // IMMEDIATE takes the write lock at once, so a check and the write after it are one moment.
+        db.exec(kind === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN')
+        try {
+          const outcome = await body(direct(db))
+          db.exec('COMMIT')
+          return outcome
+        } catch (cause) {
+          if (db.inTransaction) db.exec('ROLLBACK')
+          throw cause
+        }
+      }),
+  }
+}
+
+const INSERT_RUN = 'INSERT INTO runs (session_id, run_id, header) VALUES (?, ?, ?)'
+
+/**
+ * SQLite's statements: `?` placeholders, `INSERT OR IGNORE`, binary (code-unit) collation.
+ * @category constructors
+ */
+export const sqliteDialect: SqlDialect = {
+  touchSession: 'INSERT OR IGNORE INTO session_ids (session_id) VALUES (?)',
+  insertSession: 'INSERT OR IGNORE INTO sessions (session_id, record) VALUES (?, ?)',
+  selectSession: 'SELECT record FROM sessions WHERE session_id = ?',
+  listSessionIds: 'SELECT session_id FROM session_ids ORDER BY session_id',
+  insertRun: 'INSERT OR IGNORE INTO runs (session_id, run_id, header) VALUES (?, ?, ?)',
+  selectHeader: 'SELECT header FROM runs WHERE session_id = ? AND run_id = ?',
+  // The IMMEDIATE transaction already holds the database's write lock.
+  selectHeaderForAppend: 'SELECT header FROM runs WHERE session_id = ? AND run_id = ?',
+  updateRun: 'UPDATE runs SET header = ? WHERE session_id = ? AND run_id = ?',
+  listRuns: 'SELECT run_id AS runId, header FROM runs WHERE session_id = ? ORDER BY run_id',
+  countEvents: 'SELECT COUNT(*) FROM events WHERE session_id = ? AND run_id = ?',
+  ledgerPage: 'SELECT seq, row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  pageRows: 512,
+  replayPageBytes: 1 << 20,
+  insertEvent: async (q, params) => {
+    try {
+      return await q.run('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)', params)
+    } catch (cause) {
+      if (!isUniqueViolation(cause)) throw cause
+      return 0
+    }
+  },
+  lastRow: (db, sessionId, runId) =>
+    db.transaction('read', async (q): Promise<SqlOutcome<{ readonly run: boolean; readonly row: string | null }>> => {
+      if ((await q.value(sqliteDialect.selectHeader, [sessionId, runId])) === undefined) {
+        return E.right({ run: false, row: null })
+      }
+      const last = (await q.value(
+        'SELECT row FROM events WHERE session_id = ? AND run_id = ? ORDER BY seq DESC LIMIT 1',
+        [sessionId, runId],
+      )) as string | undefined
+      return E.right({ run: true, row: last ?? null })
+    }),
+  upsertShellRun:
+    'INSERT INTO shell_runs (session_id, shell_run_id, record) VALUES (?, ?, ?) ' +
+    'ON CONFLICT (session_id, shell_run_id) DO UPDATE SET record = excluded.record',
+  listShellRuns: 'SELECT shell_run_id AS shellRunId, record FROM shell_runs WHERE session_id = ? ORDER BY shell_run_id',
+  selectClaim: 'SELECT record FROM claims WHERE session_id = ? AND source_run_id = ? AND high_water = ?',
+  listClaims:
+    'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = ? ORDER BY source_run_id, high_water',
+  // One IMMEDIATE transaction: the write lock is held from the first statement, so the checks and
+  // the inserts are one moment; the UNIQUE boundary key and the run's primary key are the backstop.
+  insertClaim: (db, claim, targetHeader, highWater) =>
+    db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
+      const { sessionId, sourceRunId } = claim
+      if ((await q.value(sqliteDialect.selectClaim, [sessionId, sourceRunId, highWater])) !== undefined) {
+        return E.right('claim_taken')
+      }
+      if ((await q.value(sqliteDialect.selectHeader, [sessionId, targetHeader.runId])) !== undefined) {
+        return E.right('run_taken')
+      }
+      await q.run(sqliteDialect.touchSession, [sessionId])
+      await q.run('INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES (?, ?, ?, ?)', [
+        sessionId,
+        sourceRunId,
+        highWater,
+        JSON.stringify(claim),
+      ])
+      await q.run(INSERT_RUN, [sessionId, targetHeader.runId, JSON.stringify(targetHeader)])
+      return E.right('claimed')
+    }),
+}
+
+/**
+ * A SHA-256 over node's crypto, for the digests of `fold` and `replay`.
+ * @category constructors
+ */
+export const sha256 = (): Sha256 => {
+  const hash = createHash('sha256')
+  return { update: (text) => void hash.update(text, 'utf8'), hex: () => hash.digest('hex') }
+}

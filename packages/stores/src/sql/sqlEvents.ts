@@ -1,0 +1,227 @@
+/**
+ * The RuntimeEvent ledger port over a SQL database: one `events` row per ledger line, `seq` its
+ * 1-based high-water, `row` the event's JSON text exactly as a JSONL line holds it. Every read goes
+ * through the JSONL reader's row rules (`makeLedgerRowReader`); an append checks the rows this
+ * instance has not yet seen whole and refuses to write after a bad one.
+ */
+import type { RuntimeEvent } from '@maka/events'
+import * as E from 'fp-ts/lib/Either.js'
+import { checkIds } from '../internal/checkIds.js'
+import { utf8Length } from '../internal/utf8Length.js'
+import { emptyLedgerSnapshot, makeLedgerRowReader, type LedgerScan, type LedgerSnapshot } from '../LedgerSnapshot.js'
+import { checkReplayExpectation, encodeRuntimeEventRow, type RuntimeEventStore } from '../RuntimeEventStore.js'
+import {
+  consumerFailed,
+  deliverBatch,
+  eventIdentityMismatch,
+  highWaterConflict,
+  invalidRecord,
+  ledgerChanged,
+  ledgerUnreadable,
+  notFound,
+  replayVerdict,
+} from '../StoreError.js'
+import { sqlPlaces, sqlTask, type SqlOutcome, type SqlQueries, type SqlStoreContext } from './SqlDatabase.js'
+
+/**
+ * Builds the ledger store of one SQL store instance.
+ * @category constructors
+ */
+export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore => {
+  const { dialect } = context
+  const places = sqlPlaces(context.location)
+  // Rows of a ledger this instance has checked and found whole, so an append checks only newer rows.
+  const verified = new Map<string, number>()
+
+  const hasHeader = async (q: SqlQueries, sessionId: string, runId: string): Promise<boolean> =>
+    (await q.value(dialect.selectHeader, [sessionId, runId])) !== undefined
+
+  // One page of `{ seq, row }` after row `after`, in high-water order.
+  const ledgerPage = (q: SqlQueries, sessionId: string, runId: string, after: number) =>
+    q.all<{ readonly seq: number; readonly row: string }>(dialect.ledgerPage, [
+      sessionId,
+      runId,
+      after,
+      dialect.pageRows,
+    ])
+
+  const readLedger = async (q: SqlQueries, sessionId: string, runId: string): Promise<LedgerSnapshot> => {
+    const reader = makeLedgerRowReader({ sessionId, runId })
+    for (let after = 0; ;) {
+      const page = await ledgerPage(q, sessionId, runId, after)
+      for (const { seq, row } of page) {
+        reader.add(row)
+        after = seq
+      }
+      if (page.length < dialect.pageRows) return reader.snapshot()
+    }
+  }
+
+  // Whether the rows after those this instance verified decode as rows of this run.
+  const ledgerIsWhole = async (q: SqlQueries, sessionId: string, runId: string, highWater: number) => {
+    const key = `${sessionId}\u0000${runId}`
+    const known = verified.get(key) ?? 0
+    if (known === highWater) return true
+    if (known > highWater) verified.delete(key)
+    const snapshot = await readLedger(q, sessionId, runId)
+    if (snapshot.problem !== null) return false
+    verified.set(key, snapshot.highWater)
+    return true
+  }
+
+  return {
+    append: (sessionId, runId, event, options = {}) =>
+      sqlTask(
+        context,
+        () => `append to the ledger of run ${runId} in session ${sessionId}`,
+        (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return Promise.resolve(ids)
+          const at = places.ledger(sessionId, runId)
+          if (event.sessionId !== sessionId) return Promise.resolve(E.left(eventIdentityMismatch(at, 'sessionId')))
+          if (event.runId !== runId) return Promise.resolve(E.left(eventIdentityMismatch(at, 'runId')))
+          const row = encodeRuntimeEventRow(event)
+          if (E.isLeft(row)) return Promise.resolve(row)
+          const fenced = context.fence(sessionId)
+          if (E.isLeft(fenced)) return Promise.resolve(fenced)
+          return db.transaction('write', async (q): Promise<SqlOutcome<{ readonly highWater: number }>> => {
+            // The header's lock orders the appends of one run (the whole database's, in SQLite).
+            if ((await q.value(dialect.selectHeaderForAppend, [sessionId, runId])) === undefined) {
+              return E.left(notFound(places.run(sessionId, runId)))
+            }
+            const rows = (await q.value(dialect.countEvents, [sessionId, runId])) as number
+            if (!(await ledgerIsWhole(q, sessionId, runId, rows))) {
+              const problem = (await readLedger(q, sessionId, runId)).problem
+              if (problem !== null) return E.left(ledgerUnreadable(at, problem))
+            }
+            if (options.expectedHighWater !== undefined && options.expectedHighWater !== rows) {
+              return E.left(highWaterConflict(at, options.expectedHighWater, rows))
+            }
+            // A row id the ledger already holds is a refusal, not an error: nothing is inserted.
+            const inserted = await dialect.insertEvent(q, [sessionId, runId, rows + 1, event.id, row.right])
+            if (inserted === 0)
+              return E.left(invalidRecord('RuntimeEvent', 'the ledger already holds a row with this id'))
+            verified.set(`${sessionId}\u0000${runId}`, rows + 1)
+            return E.right({ highWater: rows + 1 })
+          })
+        },
+      ),
+    read: (sessionId, runId) =>
+      sqlTask(
+        context,
+        () => `read the ledger of run ${runId} in session ${sessionId}`,
+        async (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          // One snapshot: the header and the rows are one moment's.
+          return db.transaction('read', async (q): Promise<SqlOutcome<LedgerSnapshot>> => {
+            if (!(await hasHeader(q, sessionId, runId))) return E.left(notFound(places.run(sessionId, runId)))
+            const snapshot = await readLedger(q, sessionId, runId)
+            return E.right(snapshot.highWater === 0 ? emptyLedgerSnapshot : snapshot)
+          })
+        },
+      ),
+    fold: (sessionId, runId, onEvent) =>
+      sqlTask(
+        context,
+        () => `fold the ledger of run ${runId} in session ${sessionId}`,
+        async (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          // One snapshot, as `read`: the header and every page are one moment's. Rows go to
+          // `onEvent` a page at a time, never into an array of the whole ledger.
+          return db.transaction('read', async (q): Promise<SqlOutcome<LedgerScan>> => {
+            if (!(await hasHeader(q, sessionId, runId))) return E.left(notFound(places.run(sessionId, runId)))
+            const hash = context.sha256()
+            let failed: { readonly thrown: unknown } | undefined
+            const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+              try {
+                onEvent(event)
+              } catch (thrown) {
+                failed = { thrown }
+                throw thrown
+              }
+            })
+            for (let after = 0; ;) {
+              const page = await ledgerPage(q, sessionId, runId, after)
+              try {
+                for (const { seq, row } of page) {
+                  hash.update(row)
+                  hash.update('\n')
+                  reader.add(row)
+                  after = seq
+                }
+              } catch (cause) {
+                if (failed !== undefined) return E.left(consumerFailed(places.ledger(sessionId, runId), failed.thrown))
+                throw cause
+              }
+              if (page.length < dialect.pageRows) break
+            }
+            return E.right(reader.ledgerScan(hash.hex()))
+          })
+        },
+      ),
+    replay: (sessionId, runId, expected, onRows) =>
+      sqlTask(
+        context,
+        () => `replay the ledger of run ${runId} in session ${sessionId}`,
+        async (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const checked = checkReplayExpectation(expected)
+          if (E.isLeft(checked)) return checked
+          if (!(await hasHeader(db, sessionId, runId))) return E.left(notFound(places.run(sessionId, runId)))
+          const at = places.ledger(sessionId, runId)
+          const hash = context.sha256()
+          let batch: Array<RuntimeEvent> = []
+          const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
+            batch.push(event)
+          })
+          let bytes = 0
+          let after = 0
+          // Page by page, each its own statement: no transaction stays open while the consumer
+          // waits. Rows changed between two pages change the digest, which decides at the end.
+          while (bytes < expected.committedBytes) {
+            const page = await ledgerPage(db, sessionId, runId, after)
+            if (page.length === 0) return E.left(ledgerChanged(at, expected.committedBytes, 'fewer_bytes'))
+            let pageBytes = 0
+            for (const { seq, row } of page) {
+              const length = utf8Length(row) + 1
+              bytes += length
+              pageBytes += length
+              if (bytes > expected.committedBytes) {
+                return E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
+              }
+              hash.update(row)
+              hash.update('\n')
+              reader.add(row)
+              after = seq
+              if (bytes === expected.committedBytes || pageBytes >= dialect.replayPageBytes) break
+            }
+            const delivered = await deliverBatch(onRows, batch, at)
+            batch = []
+            if (E.isLeft(delivered)) return delivered
+          }
+          return replayVerdict(hash.hex(), expected, at)
+        },
+      ),
+    readLastRow: (sessionId, runId) =>
+      sqlTask(
+        context,
+        () => `read the last row of the ledger of run ${runId} in session ${sessionId}`,
+        async (db) => {
+          const ids = checkIds(['sessionId', sessionId], ['runId', runId])
+          if (E.isLeft(ids)) return ids
+          const found = await dialect.lastRow(db, sessionId, runId)
+          if (E.isLeft(found)) return found
+          if (!found.right.run) return E.left(notFound(places.run(sessionId, runId)))
+          const last = found.right.row
+          if (last === null) return E.right(null)
+          const reader = makeLedgerRowReader({ sessionId, runId })
+          reader.add(last)
+          const snapshot = reader.snapshot()
+          return E.right(snapshot.problem === null ? (snapshot.events[0] ?? null) : null)
+        },
+      ),
+  }
+}
