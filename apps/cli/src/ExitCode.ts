@@ -1,5 +1,5 @@
 /**
- * The exit codes of `maka` (hosts.md). Scripts branch on these, so they are stable: never renumber.
+ * The exit codes of `maka` (docs/contract.md §4). Scripts branch on these, so they are stable: never renumber.
  */
 
 /**

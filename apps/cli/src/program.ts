@@ -1,5 +1,5 @@
 /**
- * The `maka` command line: every command, option and exit code of hosts.md, parsed by commander.
+ * The `maka` command line: every command, option and exit code of docs/contract.md §4, parsed by commander.
  * Commands are loaded lazily so `maka sessions` never pays for ink or the runtime it does not use.
  * Parse errors (unknown option, missing argument, bad choice) are one stderr line and exit 2.
  */
@@ -340,7 +340,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     ),
   )
   sub(resume, 'plan')
-    .description('dry run: recovery, then the plan JSON of planner.md (exit 0 continue, 3 park)')
+    .description('dry run: recovery, then the plan (exit 0 continue, 3 park)')
     .option('--session <id>', 'session (default: the most recent one)')
     .option('--run <id>', 'plan this run instead of the latest top-level run')
     .option('--json', 'print the plan JSON')

@@ -96,7 +96,7 @@ const idOf = (row: Json): string => (typeof row['id'] === 'string' ? row['id'] :
 
 /**
  * Signs that two processes wrote one run at once: one run has a single owner, so its ledger holds at
- * most one terminal event, at most one repair, and no row id twice (ledger-format.md). Each sign has
+ * most one terminal event, at most one repair, and no row id twice (docs/contract.md §1). Each sign has
  * its own code, so a report says which writers collided, not only that the ledger is now unreadable.
  */
 const checkSingleWriter = (run: RunFiles, rows: ReadonlyArray<Json>): ReadonlyArray<Violation> => {

@@ -35,7 +35,7 @@ export const effectToken = (seed: number, k: number): string =>
   `chaos-${(seed >>> 0).toString(16).padStart(8, '0')}-${k}`
 
 /**
- * The script file's steps (hosts.md, "Providers and tools"): each effect step as a tool call, then
+ * The script file's steps (docs/contract.md §4, "Providers and tools"): each effect step as a tool call, then
  * one closing text. With `killAfterEffectOf`, that shell step SIGKILLs its own agent process right
  * after its effect, so the response of a call whose effect happened is never committed: the one
  * boundary no crash point of the executor reaches.

@@ -57,7 +57,7 @@ export interface ChildSpec {
   readonly dataDir: string
   readonly sessionId: string
   readonly workspace: string
-  /** The scripted model's steps (a script file of hosts.md). */
+  /** The scripted model's steps (a script file of docs/contract.md §4). */
   readonly scriptPath: string
   /** Stop there, print `chaos-at:<point>` and hang; null: run to the end. */
   readonly crashAt: CrashAt | null

@@ -5,7 +5,7 @@
  * app (`@maka/desktop`) registers the same handlers on its `ipcMain`; `maka ui` (`@maka/cli`) serves
  * them over HTTP. Neither host depends on the other.
  */
-export * from './shared/api.js'
+export * from './hostContract/api.js'
 export { HostInputError } from './services/HostInputError.js'
 export {
   type SessionServicesOptions,

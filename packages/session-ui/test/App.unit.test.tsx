@@ -6,7 +6,7 @@
 import { act, cleanup, configure, fireEvent, render, screen, waitFor } from '@testing-library/react'
 import { afterEach, describe, expect, it } from 'vitest'
 import { App } from '../src/renderer/App.js'
-import type { HostMessage, MakaApi, ResumeLatestResult, SessionListItem, SessionView } from '../src/shared/api.js'
+import type { HostMessage, MakaApi, ResumeLatestResult, SessionListItem, SessionView } from '../src/hostContract/api.js'
 
 afterEach(cleanup)
 

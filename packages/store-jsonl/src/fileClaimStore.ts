@@ -1,6 +1,6 @@
 /**
  * Continuation claims: `sessions/<sessionId>/claims/<sourceRunId>@<highWater>.json`. Claiming a
- * boundary is ONE port operation (executor.md, "Durable claim"): exclusively create the claim file,
+ * boundary is ONE port operation (docs/contract.md §3, "Durable claim"): exclusively create the claim file,
  * then exclusively create the target run header. The claim file's exclusive create is what stops
  * two processes from continuing one boundary; a SQLite or PostgreSQL store would do both in one
  * transaction with a unique key.

@@ -1,7 +1,7 @@
 /**
  * @maka/store-jsonl — the file adapter of the store ports (`@maka/stores`): session, AgentRun header,
  * RuntimeEvent ledger, shell-run, continuation-claim and owner-lock files in one data directory
- * (ledger-format.md). Every method validates ids before touching the filesystem and returns a
+ * (docs/contract.md §1). Every method validates ids before touching the filesystem and returns a
  * `TaskEither` over the `_tag`ged `StoreError` union; nothing throws across this boundary.
  */
 export { makeFileStores, type FileStores, type FileStoresOptions } from './makeFileStores.js'

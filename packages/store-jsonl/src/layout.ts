@@ -1,5 +1,5 @@
 /**
- * The on-disk layout of a data directory (ledger-format.md). These functions only join paths: they
+ * The on-disk layout of a data directory (docs/contract.md §1). These functions only join paths: they
  * do not validate ids, so every store checks ids with `isSafeId` before it calls one of them.
  */
 import { join } from 'node:path'

@@ -5,7 +5,7 @@
  * window of complete rows to one string when it is valid UTF-8, and parses the rows out of it —
  * no intermediate array of lines, no per-row Buffer conversion.
  *
- * Rules (ledger-format.md, docs/decisions.md): the final line without a trailing newline is a torn
+ * Rules (docs/contract.md §1, docs/decisions.md): the final line without a trailing newline is a torn
  * row — excluded and reported — only when it is a proper prefix of a JSON object, checked by a
  * byte-level state machine as it streams in. Any other unterminated final line (garbage, binary, a
  * complete JSON value missing its newline) may be committed data or damage: the ledger is unreadable

@@ -178,7 +178,7 @@ const cases: ReadonlyArray<Case> = [
   },
   {
     // The claim file is a committed fact once linked: it stays, and recovery closes a claim whose
-    // target header never appeared (executor.md, "Durable claim").
+    // target header never appeared (docs/contract.md §3, "Durable claim").
     name: 'claim create: link of the target header',
     setup: withRows,
     fault: { call: 'link', path: /runs\/run-2\/run\.json$/ },

@@ -1,5 +1,5 @@
 /**
- * The continuation-claim port. Claiming a boundary is ONE port operation (executor.md, "Durable
+ * The continuation-claim port. Claiming a boundary is ONE port operation (docs/contract.md §3, "Durable
  * claim"): the claim and the target run header are created together or not at all, and the claim's
  * exclusive creation is what stops two processes from continuing one boundary. The checks every
  * adapter makes before writing either record live here.

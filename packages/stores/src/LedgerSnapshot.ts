@@ -1,5 +1,5 @@
 /**
- * What reading a ledger yields, and the row rules every adapter reads rows by (ledger-format.md,
+ * What reading a ledger yields, and the row rules every adapter reads rows by (docs/contract.md §1,
  * docs/decisions.md): a row that is not JSON of the exact RuntimeEvent shape, or repeats an earlier
  * row's `id`, makes the ledger unreadable at that line; a well-formed row of another session or run
  * is an identity mismatch, and reading goes on past it. How rows are cut out of a medium (a JSONL

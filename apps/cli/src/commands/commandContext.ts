@@ -69,7 +69,7 @@ export const openDataDir = async (
 }
 
 /**
- * Runs the startup recovery pass over the sessions a command touches (hosts.md: a command scoped to
+ * Runs the startup recovery pass over the sessions a command touches (docs/contract.md §4: a command scoped to
  * one session recovers that session only); repairs go to the verbose log (stdout stays the command's own).
  * A repair that a failed write left undone stops the command (`WriteFailedError`, exit 1).
  * @category constructors

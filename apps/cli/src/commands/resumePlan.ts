@@ -1,6 +1,6 @@
 /**
  * `maka resume plan [--session ID] [--run ID] [--json] [--no-recover]`: the startup recovery pass
- * (unless `--no-recover`), then a dry-run plan: the plan JSON of planner.md with `--json`, else a
+ * (unless `--no-recover`), then a dry-run plan: the plan JSON of docs/contract.md §2 with `--json`, else a
  * summary with the human sentence of every reason. Exit 0 continue, 3 park (also for a data
  * directory with no session: `resume_candidate_missing`; and for a session whose repair the data
  * directory refuses: `recovery_unwritable`, with one stderr line saying what recovery would repair,

@@ -1,5 +1,5 @@
 /**
- * Several OS processes race to continue ONE boundary (executor.md: "Session ownership", "Durable
+ * Several OS processes race to continue ONE boundary (docs/contract.md §3: "Session ownership", "Durable
  * claim"; seed: "repeated, stale, and concurrent continuation claims"). Each child plans while the
  * boundary is free, waits at a barrier, then executes: exactly one continuation may come of it, and
  * only its process may ever call the provider.

@@ -1,5 +1,5 @@
 /**
- * Real child processes killed with SIGKILL at the executor's crash points (executor.md: "Durable
+ * Real child processes killed with SIGKILL at the executor's crash points (docs/contract.md §3: "Durable
  * claim", "Startup recovery"; seed: "actual child-process SIGKILL at run-created, continuation-start
  * committed, terminal-event committed, and terminal-header committed boundaries"). Each child runs the
  * BUILT runtime under plain node and hangs at its crash point until killed; the parent then reopens the

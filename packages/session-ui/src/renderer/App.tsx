@@ -13,7 +13,7 @@ import type {
   SessionListItem,
   SessionView,
   TranscriptItem,
-} from '../shared/api.js'
+} from '../hostContract/api.js'
 
 /**
  * A toast: a title and, for a park, one line per reason.

@@ -3,7 +3,7 @@
  * over `POST /api/invoke/<channel>` and a server-sent event stream. The per-run token comes from
  * the URL `maka ui` printed; the server refuses any request without it.
  */
-import { Channels, type HostErrorBody, type HostInfo, type HostMessage, type MakaApi } from '../shared/api.js'
+import { Channels, type HostErrorBody, type HostInfo, type HostMessage, type MakaApi } from '../hostContract/api.js'
 
 /**
  * A refusal from the host, with its stable code.

@@ -2,7 +2,7 @@
  * The renderer's entry: `window.maka` from the Electron preload, else the HTTP bridge of `maka ui`.
  */
 import { createRoot } from 'react-dom/client'
-import type { MakaApi } from '../shared/api.js'
+import type { MakaApi } from '../hostContract/api.js'
 import { App } from './App.js'
 import { connectHttp } from './httpBridge.js'
 import './styles.css'

@@ -4,7 +4,7 @@
  * checked here: the renderer names a session, a prompt or a permission answer, never a fact the
  * planner relies on. `sessions:resumeLatest` exists only with the resume flag.
  */
-import { Channels, type HostInfo } from '../shared/api.js'
+import { Channels, type HostInfo } from '../hostContract/api.js'
 import { HostInputError } from './HostInputError.js'
 import type { SessionServices } from './sessionServices.js'
 

@@ -41,7 +41,7 @@ import type {
   Started,
   StartFailed,
   TranscriptItem,
-} from '../shared/api.js'
+} from '../hostContract/api.js'
 import { HostInputError } from './HostInputError.js'
 import { transcriptItemOf } from './transcript.js'
 

@@ -3,7 +3,7 @@
  * row names the tool and, in a session view, the operation's status.
  */
 import { type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
-import type { TranscriptItem } from '../shared/api.js'
+import type { TranscriptItem } from '../hostContract/api.js'
 
 const base = (event: RuntimeEvent): Pick<TranscriptItem, 'eventId' | 'runId' | 'turnId' | 'role'> => ({
   eventId: event.id,

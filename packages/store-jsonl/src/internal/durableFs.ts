@@ -1,7 +1,7 @@
 /**
  * The filesystem primitives every store is built from, each wrapped so that no fs call can throw
  * past it: a failure becomes a typed `StoreError` in an `Either`. Also the two crash-safe write
- * patterns of ledger-format.md — exclusive create (temp file + `link`) and replace (temp file +
+ * patterns of docs/contract.md §1 — exclusive create (temp file + `link`) and replace (temp file +
  * `rename`) — and the directory fsyncs that make a new or renamed entry survive a power loss.
  */
 import { randomBytes } from 'node:crypto'

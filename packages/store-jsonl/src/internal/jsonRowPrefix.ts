@@ -3,7 +3,7 @@
  * a JSON object row, a complete JSON value, or something no continuation can turn into JSON.
  *
  * The reader needs this for the one row it cannot parse: the final line without a newline. Only a
- * proper prefix of a JSON object text is provably an append that was cut short (ledger-format.md);
+ * proper prefix of a JSON object text is provably an append that was cut short (docs/contract.md §1);
  * anything else there may be committed data or damage, and must never be truncated. It is a small
  * state machine — constant memory apart from one bit per open container — so a 50 MB tail costs
  * one linear pass and no strings, unlike `JSON.parse` of the blob. It also lets the reader stop

@@ -1,5 +1,5 @@
 /**
- * In-process serialization of every write to one run (ledger-format.md: "All writes to one run are
+ * In-process serialization of every write to one run (docs/contract.md §1: "All writes to one run are
  * serialized in-process"). The queue is keyed by the run's absolute directory and shared by every
  * store instance of the process, so two `makeFileStores` over the same data dir cannot interleave
  * an append with a truncation or a header write.
