@@ -67,6 +67,13 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
       throw new BadInputError(`Port ${port} is in use: pick another with --port or omit it.`)
     throw error
   }
+  // Listen for the stop signals before the first line a caller can act on: a SIGINT or SIGTERM that
+  // arrives while start-up recovery runs still stops the server cleanly (after the pass), instead of
+  // killing the process with Node's default handler.
+  const stopped = new Promise<void>((stop) => {
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  })
   say(`maka ui: listening on ${server.origin} (127.0.0.1 only; every request needs this run's token)`)
   say(`maka ui: data dir ${workspace.dataDir.path} · safe resume ${safeResume ? 'on' : 'off'}`)
   say(`Open ${server.url}`)
@@ -76,10 +83,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
       (safeResume ? ` · ${report.continued.length} interrupted session(s) continuing` : ''),
   )
   if (flags.open) openBrowser(server.url)
-  await new Promise<void>((stop) => {
-    process.once('SIGINT', stop)
-    process.once('SIGTERM', stop)
-  })
+  await stopped
   await services.cancelAll()
   await server.close()
   return ExitCode.ok
