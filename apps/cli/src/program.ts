@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError, Option } from 'commander'
-import { isProviderChoiceError } from '@maka/providers'
 import {
   BadInputError,
   ExitCode,
@@ -379,7 +378,7 @@ export const main = async (argv: ReadonlyArray<string>): Promise<ExitCode> => {
         ? ExitCode.ok
         : ExitCode.badInput
     }
-    if (error instanceof BadInputError || isProviderChoiceError(error)) {
+    if (error instanceof BadInputError) {
       process.stderr.write(`maka: ${oneLine(error.message)}\n`)
       return ExitCode.badInput
     }

@@ -9,9 +9,10 @@ import { type ModelProvider, ProviderError, failureClassOfProviderError, materia
 import type { Tool, ToolOutcome } from '@maka/tools'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
-import { notifyObserver, type RunWriter } from './runWriter.js'
+import { notifyObserver, type RunWriteFailure, type RunWriter } from './runWriter.js'
 import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 
 /**
  * How the loop ended.
@@ -129,35 +130,41 @@ const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls
 }
 
 /**
- * Runs model steps and tool calls until the model answers without calling a tool.
+ * Runs model steps and tool calls until the model answers without calling a tool; a row the store
+ * refused stops the loop with that failure.
  * @category constructors
  */
-export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
+export const runAgentLoop =
+  (input: LoopInput): TE.TaskEither<RunWriteFailure, LoopOutcome> =>
+  () =>
+    loop(input)
+
+const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOutcome>> => {
   const { writer } = input
   const cancelled = () => input.signal?.aborted === true
   for (let step = 0; step < input.maxModelSteps; step += 1) {
-    if (cancelled()) return { _tag: 'Cancelled' }
+    if (cancelled()) return E.right({ _tag: 'Cancelled' })
     let result: StepResult
     try {
       result = await runStep(input)
     } catch (error) {
       // Whatever the provider threw once we aborted it, the cause is the cancel.
-      if (cancelled()) return { _tag: 'Cancelled' }
+      if (cancelled()) return E.right({ _tag: 'Cancelled' })
       if (!(error instanceof ProviderError)) {
-        return { _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' }
+        return E.right({ _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' })
       }
-      return {
+      return E.right({
         _tag: 'Failed',
         failureClass: failureClassOfProviderError(error),
         // A remote provider's sentence is written to be secret-free (no prompt, body or key); a
         // scripted error's text is the script's own and stays out of the ledger.
         message: error.code === 'scripted_error' ? 'The model call failed (scripted_error).' : error.message,
         ...(error.status === undefined ? {} : { detail: { httpStatus: error.status } }),
-      }
+      })
     }
     const usage = result.usage
     if (result.text.length > 0 || result.toolCalls.length === 0) {
-      await writer.append({
+      const answered = await writer.append({
         role: 'model',
         author: 'agent',
         status: 'completed',
@@ -172,11 +179,12 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
                 },
               },
             }),
-      })
+      })()
+      if (E.isLeft(answered)) return answered
     }
-    if (result.toolCalls.length === 0) return { _tag: 'Completed' }
+    if (result.toolCalls.length === 0) return E.right({ _tag: 'Completed' })
     for (const call of result.toolCalls) {
-      await writer.append({
+      const called = await writer.append({
         role: 'model',
         author: 'agent',
         content: {
@@ -186,7 +194,8 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
           args: call.args,
         },
         refs: { toolCallId: call.id },
-      })
+      })()
+      if (E.isLeft(called)) return called
     }
     await input.crashPoint('after_function_call')
     for (const call of result.toolCalls) {
@@ -197,12 +206,15 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
       } else if (cancelled()) {
         // The call row is committed, so it gets a response: the tool never ran.
         outcome = { result: { error: 'The run was cancelled before this tool ran.' }, isError: true }
-      } else if ((await authorise(input, tool, call)) === 'deny') {
-        outcome = { result: { error: 'Permission denied.' }, isError: true }
       } else {
-        outcome = await runTool(input, tool, call)
+        const decision = await authorise(input, tool, call)()
+        if (E.isLeft(decision)) return decision
+        outcome =
+          decision.right === 'deny'
+            ? { result: { error: 'Permission denied.' }, isError: true }
+            : await runTool(input, tool, call)
       }
-      await writer.append({
+      const responded = await writer.append({
         role: 'tool',
         author: 'tool',
         content: {
@@ -213,14 +225,15 @@ export const runAgentLoop = async (input: LoopInput): Promise<LoopOutcome> => {
           ...(outcome.isError ? { isError: true } : {}),
         },
         refs: { toolCallId: call.id },
-      })
+      })()
+      if (E.isLeft(responded)) return responded
       await input.crashPoint('after_tool_response')
     }
-    if (cancelled()) return { _tag: 'Cancelled' }
+    if (cancelled()) return E.right({ _tag: 'Cancelled' })
   }
-  return {
+  return E.right({
     _tag: 'Failed',
     failureClass: 'runtime_error',
     message: `The model did not finish within ${input.maxModelSteps} steps.`,
-  }
+  })
 }

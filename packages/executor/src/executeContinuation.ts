@@ -14,12 +14,12 @@ import { providerIdentityOf } from './decideTurnStart.js'
 import { failureClassOfOutcome, failureOf } from './decideTerminal.js'
 import { emitSafely } from './lifecycle.js'
 import { observeBoundary } from './observeBoundary.js'
-import { continuationStartWrites, runningWrites } from './performWrites.js'
+import { type WriteFailure, continuationStartWrites, runningWrites } from './performWrites.js'
 import { revalidate } from './revalidate.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
 import type { ContinuationRejectionCode, ProviderRun } from './RuntimeDeps.js'
-import { rowStamp } from './runWriter.js'
+import { type RunStop, rowStamp, runThrew } from './runWriter.js'
 
 const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
   _tag: 'Rejected',
@@ -85,12 +85,12 @@ export const makeExecuteContinuation = (
     if (E.isLeft(opened)) {
       if (opened.left._tag === 'Interrupted') {
         // Fail closed: no provider call, no terminal header; recovery closes the target later.
-        const cause = opened.left.cause
+        const stop = opened.left.failure
         return failed(
           'continuation_start',
-          errorClassOf(cause),
+          errorClassOf(stop),
           'The continuation-start event could not be made durable.',
-          storeErrorOf(cause),
+          storeErrorOf(stop),
         )
       }
       const error = opened.left.error
@@ -112,20 +112,24 @@ export const makeExecuteContinuation = (
       sourceRunId: c.sourceRunId,
       targetRunId: c.runId,
     })
-    const stopped = (cause: unknown) =>
+    const stopped = (stop: RunStop) =>
       failed(
         'run',
-        errorClassOf(cause),
+        errorClassOf(stop),
         'The continuation stopped before it could finish; recovery will close it.',
-        storeErrorOf(cause),
+        storeErrorOf(stop),
       )
+    // The run's header exists, so a header refusal cannot happen here; it would read as a runtime error.
+    const stopOf = (failure: WriteFailure): RunStop => (failure._tag === 'Interrupted' ? failure.failure : runThrew)
     try {
       const running = await ctx.perform(runningWrites, writer)
-      if (E.isLeft(running)) return stopped(running.left._tag === 'Interrupted' ? running.left.cause : undefined)
+      if (E.isLeft(running)) return stopped(stopOf(running.left))
       const history = [...earlier.right, ...c.runtimeContext]
-      const outcome = await ctx.runLoop({ writer, provider, history, cwd: start.header.cwd, signal })
+      const looped = await ctx.runLoop({ writer, provider, history, cwd: start.header.cwd, signal })()
+      if (E.isLeft(looped)) return stopped(looped.left)
+      const outcome = looped.right
       const status = await ctx.finishRun(writer, outcome)
-      if (E.isLeft(status)) return stopped(status.left._tag === 'Interrupted' ? status.left.cause : undefined)
+      if (E.isLeft(status)) return stopped(stopOf(status.left))
       const failureClass = failureClassOfOutcome(outcome)
       if (failureClass !== undefined) {
         emitExecutionFailed(c, c.runId, failureClass)
@@ -146,8 +150,9 @@ export const makeExecuteContinuation = (
         status: status.right,
         ...failureOf(outcome),
       }
-    } catch (error) {
-      return stopped(error)
+    } catch {
+      // A throw is a bug or a crash point that simulates a kill: the run stops where it is.
+      return stopped(runThrew)
     }
   }
 

@@ -11,7 +11,7 @@ import type { ContinuationStart } from './decideContinuation.js'
 import type { RunTerminal } from './decideTerminal.js'
 import type { TurnStart } from './decideTurnStart.js'
 import type { CrashPoint } from './RuntimeDeps.js'
-import type { RunWriter } from './runWriter.js'
+import { type RunStop, type RunWriter, runThrew } from './runWriter.js'
 
 /**
  * One durable write, as data.
@@ -40,12 +40,13 @@ export interface WriteStep {
 
 /**
  * Why a list of writes stopped. `NotOpened`: the run's header was refused, nothing of it exists.
- * `Interrupted`: the run exists and stays non-terminal until recovery closes it.
+ * `Interrupted`: the run exists and stays non-terminal until recovery closes it; `failure` is the
+ * writer's typed failure (or, for a store adapter that threw instead, `RunThrew`).
  * @category models
  */
 export type WriteFailure =
   | { readonly _tag: 'NotOpened'; readonly write: 'ClaimBoundary' | 'CreateRun'; readonly error: StoreError }
-  | { readonly _tag: 'Interrupted'; readonly write: 'AppendRow' | 'SetStatus'; readonly cause: unknown }
+  | { readonly _tag: 'Interrupted'; readonly write: 'AppendRow' | 'SetStatus'; readonly failure: RunStop }
 
 /**
  * A normal turn opens with its header, then the durable initial user event, then `running`.
@@ -124,12 +125,17 @@ export const makePerformWrites =
         writer = deps.newRunWriter(write.header)
       } else {
         if (writer === undefined) throw new Error(`${write._tag} before the run's header was written`)
+        let written: E.Either<RunStop, unknown>
         try {
-          if (write._tag === 'AppendRow') await writer.appendRow(write.row, { durable: write.durable })
-          else await writer.setStatus(write.status, write.fields, { durable: write.durable })
-        } catch (cause) {
-          return E.left({ _tag: 'Interrupted', write: write._tag, cause })
+          written =
+            write._tag === 'AppendRow'
+              ? await writer.appendRow(write.row, { durable: write.durable })()
+              : await writer.setStatus(write.status, write.fields, { durable: write.durable })()
+        } catch {
+          // A store adapter that throws instead of failing with a value: a bug, still an interruption.
+          written = E.left(runThrew)
         }
+        if (E.isLeft(written)) return E.left({ _tag: 'Interrupted', write: write._tag, failure: written.left })
       }
       if (step.after !== undefined) await deps.crashPoint(writer.header().runId)(step.after)
     }

@@ -5,9 +5,9 @@
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { AgentRun } from '@maka/events'
-import type { HostInspector, SessionStatePort } from '@maka/host-inspector'
+import type { HostInspector, InspectError, SessionStatePort } from '@maka/host-inspector'
 import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
-import type { StorePorts } from '@maka/stores'
+import type { StoreError, StorePorts } from '@maka/stores'
 
 // A run folder without run.json is a create that never completed (the header is linked last): that
 // run never existed (decisions #10). Any other unreadable header stays listed, so that no consumer
@@ -36,10 +36,9 @@ export const plannerStorePort = (stores: StorePorts): PlannerStorePort => ({
  */
 export const observeHostFacts =
   (stores: StorePorts, inspector: HostInspector) =>
-  (sessionId: string, sourceRun: AgentRun): TE.TaskEither<unknown, HostFacts> =>
+  (sessionId: string, sourceRun: AgentRun): TE.TaskEither<StoreError | InspectError, HostFacts> =>
     pipe(
       stores.sessions.read(sessionId),
-      TE.mapLeft((e): unknown => e),
       TE.flatMap((session) =>
         inspector.inspect({
           sessionId,
@@ -58,7 +57,6 @@ export const plannerHostPort = (stores: StorePorts, inspector: HostInspector): H
   ownerLiveness: (sessionId) =>
     pipe(
       stores.ownerLocks.read(sessionId),
-      TE.mapLeft((e): unknown => e),
       TE.flatMap((lock) => TE.fromTask(() => inspector.ownerLiveness(lock))),
     ),
   observe: ({ sessionId, sourceRun }) => observeHostFacts(stores, inspector)(sessionId, sourceRun),

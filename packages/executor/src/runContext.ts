@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import {
   type AgentRun,
   type IsoTimestamp,
@@ -23,7 +24,7 @@ import { type Ownership, makeOwnership } from './ownership.js'
 import { type PerformWrites, type WriteFailure, makePerformWrites, terminalWrites } from './performWrites.js'
 import type { CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
 import { type RunGuard, makeRunGuard } from './runGuard.js'
-import { RunWriteError, makeRunWriter, type RunWriter } from './runWriter.js'
+import { type RunStop, type RunWriteFailure, makeRunWriter, type RunWriter } from './runWriter.js'
 
 /**
  * The runtime's shared parts.
@@ -43,14 +44,14 @@ export interface RunContext {
   readonly ownership: Ownership
   readonly perform: PerformWrites
   readonly newRunWriter: (header: AgentRun) => RunWriter
-  /** The model/tool loop for one run. */
+  /** The model/tool loop for one run: how it ended, or the write that stopped it. */
   readonly runLoop: (input: {
     readonly writer: RunWriter
     readonly provider: ModelProvider
     readonly history: ReadonlyArray<RuntimeEvent>
     readonly cwd: string
     readonly signal: AbortSignal
-  }) => Promise<LoopOutcome>
+  }) => TE.TaskEither<RunWriteFailure, LoopOutcome>
   /** Decides and performs the run's terminal writes. */
   readonly finishRun: (writer: RunWriter, outcome: LoopOutcome) => Promise<E.Either<WriteFailure, TerminalRunStatus>>
 }
@@ -65,15 +66,15 @@ const defaultNewId = (kind: 'session' | 'run' | 'invocation' | 'turn'): string =
  * The error class a stopped run reports: the store failure's tag, or a runtime error.
  * @category constructors
  */
-export const errorClassOf = (error: unknown): string =>
-  error instanceof RunWriteError ? `store_${error.storeError._tag}` : 'runtime_error'
+export const errorClassOf = (stop: RunStop): string =>
+  stop._tag === 'RunWriteFailed' ? `store_${stop.error._tag}` : 'runtime_error'
 
 /**
  * The typed store failure behind a stopped run, when there is one.
  * @category constructors
  */
-export const storeErrorOf = (error: unknown): { readonly error?: StoreError } =>
-  error instanceof RunWriteError ? { error: error.storeError } : {}
+export const storeErrorOf = (stop: RunStop): { readonly error?: StoreError } =>
+  stop._tag === 'RunWriteFailed' ? { error: stop.error } : {}
 
 /**
  * Builds the shared parts from the runtime's dependencies.

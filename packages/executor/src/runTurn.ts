@@ -20,7 +20,7 @@ import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
 import { turnStartWrites } from './performWrites.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
-import { rowStamp } from './runWriter.js'
+import { type RunStop, rowStamp, runThrew } from './runWriter.js'
 import type { TurnRequest, TurnResult } from './Runtime.js'
 
 const workspaceUnavailable: TurnResult = {
@@ -109,27 +109,29 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       stamp: rowStamp(runId, 1, ctx.clock().getTime()),
     })
     // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
-    const interrupted = (cause: unknown): TurnResult => ({
+    const interrupted = (stop: RunStop): TurnResult => ({
       _tag: 'Interrupted',
       sessionId,
       runId,
-      message: `The run stopped: ${errorClassOf(cause)}.`,
-      ...storeErrorOf(cause),
+      message: `The run stopped: ${errorClassOf(stop)}.`,
+      ...storeErrorOf(stop),
     })
     try {
       const opened = await ctx.perform(turnStartWrites(start))
       if (E.isLeft(opened)) {
-        return opened.left._tag === 'NotOpened' ? storeRefusal(opened.left.error) : interrupted(opened.left.cause)
+        return opened.left._tag === 'NotOpened' ? storeRefusal(opened.left.error) : interrupted(opened.left.failure)
       }
       const writer = opened.right
-      const outcome = await ctx.runLoop({ writer, provider, history: history.right, cwd, signal })
-      const status = await ctx.finishRun(writer, outcome)
+      const outcome = await ctx.runLoop({ writer, provider, history: history.right, cwd, signal })()
+      if (E.isLeft(outcome)) return interrupted(outcome.left)
+      const status = await ctx.finishRun(writer, outcome.right)
       if (E.isLeft(status)) {
-        return status.left._tag === 'NotOpened' ? storeRefusal(status.left.error) : interrupted(status.left.cause)
+        return status.left._tag === 'NotOpened' ? storeRefusal(status.left.error) : interrupted(status.left.failure)
       }
-      return { _tag: 'Finished', sessionId, runId, status: status.right, ...failureOf(outcome) }
-    } catch (error) {
-      return interrupted(error)
+      return { _tag: 'Finished', sessionId, runId, status: status.right, ...failureOf(outcome.right) }
+    } catch {
+      // A throw is a bug or a crash point that simulates a kill: the run stops where it is.
+      return interrupted(runThrew)
     }
   }
 

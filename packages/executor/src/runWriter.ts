@@ -4,6 +4,7 @@
  * drained, never written.
  */
 import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import {
   type AgentRun,
   type RowStamp,
@@ -14,22 +15,50 @@ import {
   makeIsoTimestampUnsafe,
   makeNonEmptyStringUnsafe,
 } from '@maka/events'
-import { type StorePorts, type StoreError, describeStoreError } from '@maka/stores'
+import type { StorePorts, StoreError } from '@maka/stores'
 import type { RunObserver } from './RuntimeDeps.js'
 
 /**
- * A store write failed inside a run; carries the typed store error.
+ * A store write failed inside a run: the writer's operation and the store's typed error. A value,
+ * never thrown.
  * @category errors
  */
-export class RunWriteError extends Error {
-  override readonly name = 'RunWriteError'
-  constructor(
-    readonly operation: string,
-    readonly storeError: StoreError,
-  ) {
-    super(`${operation} failed: ${describeStoreError(storeError)}`)
-  }
+export interface RunWriteFailure {
+  readonly _tag: 'RunWriteFailed'
+  readonly operation: 'append' | 'update header'
+  readonly error: StoreError
 }
+
+/**
+ * Something threw inside a started run instead of failing with a value: a bug, or a crash point
+ * that simulates a kill. It reads as a runtime error.
+ * @category errors
+ */
+export interface RunThrew {
+  readonly _tag: 'RunThrew'
+}
+
+/**
+ * Why a started run stopped before its terminal writes.
+ * @category errors
+ */
+export type RunStop = RunWriteFailure | RunThrew
+
+/**
+ * Builds a {@link RunWriteFailure}.
+ * @category constructors
+ */
+export const runWriteFailed = (operation: RunWriteFailure['operation'], error: StoreError): RunWriteFailure => ({
+  _tag: 'RunWriteFailed',
+  operation,
+  error,
+})
+
+/**
+ * The one {@link RunThrew}.
+ * @category constructors
+ */
+export const runThrew: RunThrew = { _tag: 'RunThrew' }
 
 /**
  * The fields of a row a caller chooses; identity, id, time and `partial` are filled in.
@@ -47,9 +76,20 @@ export interface RunWriter {
   readonly committed: () => ReadonlyArray<RuntimeEvent>
   readonly terminated: () => boolean
   stamp(): RowStamp
-  append(fields: RowFields, options?: { readonly durable?: boolean }): Promise<RuntimeEvent | null>
-  appendRow(row: RuntimeEvent, options?: { readonly durable?: boolean }): Promise<RuntimeEvent | null>
-  setStatus(status: RunStatus, extra?: Partial<AgentRun>, options?: { readonly durable?: boolean }): Promise<void>
+  /** Appends a row (`null`: the run already has its terminal event, the row is drained). */
+  append(
+    fields: RowFields,
+    options?: { readonly durable?: boolean },
+  ): TE.TaskEither<RunWriteFailure, RuntimeEvent | null>
+  appendRow(
+    row: RuntimeEvent,
+    options?: { readonly durable?: boolean },
+  ): TE.TaskEither<RunWriteFailure, RuntimeEvent | null>
+  setStatus(
+    status: RunStatus,
+    extra?: Partial<AgentRun>,
+    options?: { readonly durable?: boolean },
+  ): TE.TaskEither<RunWriteFailure, void>
 }
 
 /**
@@ -75,12 +115,6 @@ export const rowStamp = (runId: string, row: number, ts: number): RowStamp => ({
   ts: makeFiniteNumberUnsafe(ts),
 })
 
-const unwrap = async <A>(operation: string, task: () => Promise<E.Either<StoreError, A>>): Promise<A> => {
-  const result = await task()
-  if (E.isLeft(result)) throw new RunWriteError(operation, result.left)
-  return result.right
-}
-
 /**
  * Creates a writer for a run whose header already exists; `rowsBefore` is its ledger length now.
  * @category constructors
@@ -100,16 +134,22 @@ export const makeRunWriter = (deps: {
 
   const stamp = (): RowStamp => rowStamp(runId, rows + 1, deps.clock().getTime())
 
-  const appendRow = async (row: RuntimeEvent, options: { readonly durable?: boolean } = {}) => {
-    // One accepted terminal event per invocation: late rows are drained, not written.
-    if (terminated) return null
-    await unwrap('append', deps.stores.events.append(sessionId, runId, row, { durable: options.durable === true }))
-    rows += 1
-    committed.push(row)
-    if (isTerminalEvent(row)) terminated = true
-    notifyObserver(() => deps.observer?.onEvent?.(row))
-    return row
-  }
+  const appendRow =
+    (
+      row: RuntimeEvent,
+      options: { readonly durable?: boolean } = {},
+    ): TE.TaskEither<RunWriteFailure, RuntimeEvent | null> =>
+    async () => {
+      // One accepted terminal event per invocation: late rows are drained, not written.
+      if (terminated) return E.right(null)
+      const appended = await deps.stores.events.append(sessionId, runId, row, { durable: options.durable === true })()
+      if (E.isLeft(appended)) return E.left(runWriteFailed('append', appended.left))
+      rows += 1
+      committed.push(row)
+      if (isTerminalEvent(row)) terminated = true
+      notifyObserver(() => deps.observer?.onEvent?.(row))
+      return E.right(row)
+    }
 
   return {
     header: () => header,
@@ -117,7 +157,7 @@ export const makeRunWriter = (deps: {
     terminated: () => terminated,
     stamp,
     appendRow,
-    append: (fields, options) => {
+    append: (fields, options) => () => {
       const s = stamp()
       const row: RuntimeEvent = {
         id: s.eventId,
@@ -129,17 +169,21 @@ export const makeRunWriter = (deps: {
         partial: false,
         ...fields,
       }
-      return appendRow(row, options)
+      return appendRow(row, options)()
     },
-    setStatus: async (status, extra = {}, options = {}) => {
-      const next: AgentRun = {
-        ...header,
-        ...extra,
-        status,
-        updatedAt: makeIsoTimestampUnsafe(deps.clock().toISOString()),
-      }
-      await unwrap('update header', deps.stores.runs.update(next, { durable: options.durable === true }))
-      header = next
-    },
+    setStatus:
+      (status, extra = {}, options = {}) =>
+      async () => {
+        const next: AgentRun = {
+          ...header,
+          ...extra,
+          status,
+          updatedAt: makeIsoTimestampUnsafe(deps.clock().toISOString()),
+        }
+        const updated = await deps.stores.runs.update(next, { durable: options.durable === true })()
+        if (E.isLeft(updated)) return E.left(runWriteFailed('update header', updated.left))
+        header = next
+        return E.right(undefined)
+      },
   }
 }

@@ -4,8 +4,10 @@
  */
 import { type NonEmptyString, makeNonEmptyStringUnsafe } from '@maka/events'
 import type { Tool } from '@maka/tools'
+import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { PermissionMode, PermissionQuestion } from './RuntimeDeps.js'
-import type { RunWriter } from './runWriter.js'
+import type { RunWriteFailure, RunWriter } from './runWriter.js'
 
 /**
  * What the permission step needs from the loop.
@@ -55,17 +57,26 @@ const untilAborted = (
  * request and the decision as system rows; a call of a non-mutating tool is allowed without a row.
  * @category constructors
  */
-export const authorise = async (
+export const authorise =
+  (
+    input: PermissionContext,
+    tool: Tool,
+    call: { readonly id: NonEmptyString; readonly name: NonEmptyString; readonly args: unknown },
+  ): TE.TaskEither<RunWriteFailure, 'allow' | 'deny'> =>
+  () =>
+    authorised(input, tool, call)
+
+const authorised = async (
   input: PermissionContext,
   tool: Tool,
   call: { readonly id: NonEmptyString; readonly name: NonEmptyString; readonly args: unknown },
-): Promise<'allow' | 'deny'> => {
-  if (!tool.mutates) return 'allow'
+): Promise<E.Either<RunWriteFailure, 'allow' | 'deny'>> => {
+  if (!tool.mutates) return E.right('allow')
   const { writer } = input
   const { id: toolCallId, args } = call
   // Never empty by construction.
   const requestId = makeNonEmptyStringUnsafe(`perm-${toolCallId}`)
-  await writer.append({
+  const requested = await writer.append({
     role: 'system',
     author: 'system',
     actions: {
@@ -76,13 +87,15 @@ export const authorise = async (
         toolCallId,
       },
     },
-  })
+  })()
+  if (E.isLeft(requested)) return requested
   let decision: 'allow' | 'deny' = input.permissionMode === 'allow' ? 'allow' : 'deny'
   if (input.permissionMode === 'ask') {
     if (input.askPermission === undefined) {
       decision = 'deny'
     } else {
-      await writer.setStatus('waiting_permission')
+      const waiting = await writer.setStatus('waiting_permission')()
+      if (E.isLeft(waiting)) return waiting
       const header = writer.header()
       const preview = describeCall(tool, args)
       decision = await untilAborted(
@@ -96,7 +109,8 @@ export const authorise = async (
         }),
         input.signal,
       )
-      await writer.setStatus('running')
+      const resumed = await writer.setStatus('running')()
+      if (E.isLeft(resumed)) return resumed
     }
   }
   // A cancelled question was answered by nobody: the runtime denies it, and says so.
@@ -104,10 +118,10 @@ export const authorise = async (
     input.permissionMode === 'ask' && input.askPermission !== undefined && input.signal?.aborted !== true
   // A decision is a system fact, never a user message; `author` says who decided (the person under
   // `ask`, the configured mode otherwise).
-  await writer.append({
+  const decided = await writer.append({
     role: 'system',
     author: answeredByUser ? 'user' : 'system',
     actions: { permissionDecision: { requestId, decision } },
-  })
-  return decision
+  })()
+  return E.map(() => decision)(decided)
 }

@@ -26,7 +26,7 @@ import {
   terminalWrites,
   turnStartWrites,
 } from '../src/performWrites.js'
-import { RunWriteError, type RunWriter } from '../src/runWriter.js'
+import { type RunWriter, runWriteFailed } from '../src/runWriter.js'
 
 const createdAt = makeIsoTimestampUnsafe('2026-01-01T00:00:00.000Z')
 
@@ -128,16 +128,16 @@ const harness = (failAt: string | null) => {
     committed: () => [],
     terminated: () => false,
     stamp: () => ({ eventId: makeNonEmptyStringUnsafe('x'), ts: makeFiniteNumberUnsafe(0) }),
-    append: () => Promise.resolve(null),
+    append: () => TE.right(null),
     appendRow: (row: RuntimeEvent, options) => {
       const name = `append:${row.id}${options?.durable === true ? ':durable' : ''}`
       log.push(name)
-      return name === failAt ? Promise.reject(new RunWriteError('append', ioFailed)) : Promise.resolve(row)
+      return name === failAt ? TE.left(runWriteFailed('append', ioFailed)) : TE.right(row)
     },
     setStatus: (status, _extra, options) => {
       const name = `status:${status}${options?.durable === true ? ':durable' : ''}`
       log.push(name)
-      return name === failAt ? Promise.reject(new RunWriteError('update header', ioFailed)) : Promise.resolve()
+      return name === failAt ? TE.left(runWriteFailed('update header', ioFailed)) : TE.right(undefined)
     },
   })
   const perform = makePerformWrites({
@@ -241,8 +241,10 @@ describe('performWrites', () => {
     log.length = 0
     const result = await perform(terminalWrites(terminal), opened.right)
     expect(log).toEqual(['append:run-1-e2:durable'])
-    expect(E.isLeft(result) && result.left._tag === 'Interrupted' ? result.left.cause : null).toBeInstanceOf(
-      RunWriteError,
-    )
+    expect(E.isLeft(result) && result.left._tag === 'Interrupted' ? result.left.failure : null).toEqual({
+      _tag: 'RunWriteFailed',
+      operation: 'append',
+      error: ioFailed,
+    })
   })
 })

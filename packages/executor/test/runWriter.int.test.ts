@@ -5,7 +5,9 @@ import * as E from 'fp-ts/lib/Either.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type AgentRun, type RuntimeEvent, makeTerminalEvent } from '@maka/events'
 import { ledgerPath, makeFileStores, type FileStores } from '@maka/store-jsonl'
-import { makeRunWriter, type RunWriter } from '../src/runWriter.js'
+import { ioFailed } from '@maka/stores'
+import * as TE from 'fp-ts/lib/TaskEither.js'
+import { makeRunWriter, type RunWriteFailure, type RunWriter } from '../src/runWriter.js'
 
 const header = {
   runId: 'run-1',
@@ -19,6 +21,13 @@ const header = {
   createdAt: '2026-01-01T00:00:00.000Z',
   updatedAt: '2026-01-01T00:00:00.000Z',
 } as AgentRun
+
+// The writer fails with a value; these cases expect every write to succeed.
+const written = async <A>(write: TE.TaskEither<RunWriteFailure, A>): Promise<A> => {
+  const result = await write()
+  if (E.isLeft(result)) throw new Error(`${result.left.operation} failed: ${result.left.error.message}`)
+  return result.right
+}
 
 describe('makeRunWriter', () => {
   let root: string
@@ -46,8 +55,12 @@ describe('makeRunWriter', () => {
 
   describe('when rows are appended before the terminal event', () => {
     it('stamps them with the run identity and sequential ids, and writes them', async () => {
-      const first = await writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'a' } })
-      const second = await writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'b' } })
+      const first = await written(
+        writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'a' } }),
+      )
+      const second = await written(
+        writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'b' } }),
+      )
 
       expect(first).toMatchObject({
         id: 'run-1-e1',
@@ -65,18 +78,28 @@ describe('makeRunWriter', () => {
 
   describe('when events arrive after the terminal event', () => {
     it('drains them: append returns null, nothing is written and nobody is told', async () => {
-      await writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'answer' } })
-      const terminal = await writer.appendRow(makeTerminalEvent(header, writer.stamp(), { status: 'completed' }), {
-        durable: true,
-      })
+      await written(writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'answer' } }))
+      const terminal = await written(
+        writer.appendRow(makeTerminalEvent(header, writer.stamp(), { status: 'completed' }), {
+          durable: true,
+        }),
+      )
       expect(terminal).not.toBeNull()
       expect(writer.terminated()).toBe(true)
       const bytes = await readFile(ledgerPath(stores.dataDir, 'session-1', 'run-1'))
 
-      const late = await writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'late' } })
-      const secondTerminal = await writer.appendRow(
-        makeTerminalEvent(header, writer.stamp(), { status: 'failed', failureClass: 'runtime_error', message: 'late' }),
-        { durable: true },
+      const late = await written(
+        writer.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'late' } }),
+      )
+      const secondTerminal = await written(
+        writer.appendRow(
+          makeTerminalEvent(header, writer.stamp(), {
+            status: 'failed',
+            failureClass: 'runtime_error',
+            message: 'late',
+          }),
+          { durable: true },
+        ),
       )
 
       expect(late).toBeNull()
@@ -87,11 +110,40 @@ describe('makeRunWriter', () => {
     })
 
     it('still lets the terminal header be written after the terminal event', async () => {
-      await writer.appendRow(makeTerminalEvent(header, writer.stamp(), { status: 'completed' }), { durable: true })
-      await writer.setStatus('completed', {}, { durable: true })
+      await written(
+        writer.appendRow(makeTerminalEvent(header, writer.stamp(), { status: 'completed' }), { durable: true }),
+      )
+      await written(writer.setStatus('completed', {}, { durable: true }))
 
       const read = await stores.runs.read('session-1', 'run-1')()
       expect(E.isRight(read) && read.right.status).toBe('completed')
+    })
+  })
+
+  describe('when the store refuses a write', () => {
+    const refused = ioFailed('append', '/data/x', Object.assign(new Error('full'), { code: 'ENOSPC' }))
+
+    it('fails with the write and the store error as a value, and counts nothing', async () => {
+      const refusing = makeRunWriter({
+        stores: {
+          ...stores,
+          events: { ...stores.events, append: () => TE.left(refused) },
+          runs: { ...stores.runs, update: () => TE.left(refused) },
+        },
+        header,
+        rowsBefore: 0,
+        clock: () => new Date('2026-01-01T00:00:01.000Z'),
+        observer: { onEvent: (e) => seen.push(e) },
+      })
+
+      const appended = await refusing.append({ role: 'model', author: 'agent', content: { kind: 'text', text: 'a' } })()
+      const status = await refusing.setStatus('completed')()
+
+      expect(appended).toEqual(E.left({ _tag: 'RunWriteFailed', operation: 'append', error: refused }))
+      expect(status).toEqual(E.left({ _tag: 'RunWriteFailed', operation: 'update header', error: refused }))
+      expect(refusing.committed()).toEqual([])
+      expect(refusing.header().status).toBe('running')
+      expect(seen).toEqual([])
     })
   })
 })

@@ -6,7 +6,7 @@
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { ShellRun } from '@maka/events'
 import type { WorkspaceCheckpoint } from '@maka/planner'
-import type { RunListing } from '@maka/stores'
+import type { RunListing, StoreError } from '@maka/stores'
 import type { InspectError } from './InspectError.js'
 
 /**
@@ -21,9 +21,9 @@ export type ShellRunEntry = ShellRun | { readonly shellRunId?: string; readonly 
  */
 export interface SessionStatePort {
   /** Every shell-run record of the session; an empty list when it has none. */
-  listShellRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ShellRunEntry>>
+  listShellRuns(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<ShellRunEntry>>
   /** Every run of the session with its header; an empty list when it has none. */
-  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListing>>
+  listRuns(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<RunListing>>
 }
 
 /**

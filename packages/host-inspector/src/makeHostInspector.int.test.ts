@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import type { OwnerLock } from '@maka/events'
+import { type StoreError, unreadable } from '@maka/stores'
 import type { WorkspaceCheckpoint } from '@maka/planner'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { workspaceIdentityOf } from './canonicalCwd.js'
@@ -151,9 +152,9 @@ describe('makeHostInspector', () => {
 
   describe('when the port cannot list the session', () => {
     const failing = (which: 'shell' | 'runs', how: 'left' | 'throw' | 'reject'): SessionStatePort => {
-      const fail = <A>(): TE.TaskEither<unknown, A> => {
+      const fail = <A>(): TE.TaskEither<StoreError, A> => {
         if (how === 'throw') throw new Error('EIO')
-        return how === 'left' ? TE.left(new Error('EIO')) : () => Promise.reject(new Error('EIO'))
+        return how === 'left' ? TE.left(unreadable('shell-runs', 'EIO')) : () => Promise.reject(new Error('EIO'))
       }
       return {
         listShellRuns: (sessionId) => (which === 'shell' ? fail() : data.port.listShellRuns(sessionId)),

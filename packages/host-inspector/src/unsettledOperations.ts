@@ -11,7 +11,7 @@ import type { UnsettledOperation } from '@maka/planner'
 import { runsUnreadable, shellRunsUnreadable, type InspectError } from './InspectError.js'
 import { isRecordedProcessAlive } from './processFacts.js'
 import type { SessionStatePort, ShellRunEntry } from './SessionStatePort.js'
-import type { RunListing } from '@maka/stores'
+import type { RunListing, StoreError } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // internals
@@ -19,7 +19,7 @@ import type { RunListing } from '@maka/stores'
 
 // A port is a boundary we do not control: a rejected task or a throw becomes the same typed error as a Left.
 const callPort = <A>(
-  call: () => TE.TaskEither<unknown, A>,
+  call: () => TE.TaskEither<StoreError, A>,
   onError: (cause: unknown) => InspectError,
 ): TE.TaskEither<InspectError, A> =>
   pipe(

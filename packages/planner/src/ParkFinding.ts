@@ -6,6 +6,7 @@
 import { type ParkReason, describeParkReason } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import * as RNEA from 'fp-ts/lib/ReadonlyNonEmptyArray.js'
+import type { PortFailure } from './PortFailure.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -81,21 +82,30 @@ export const FindingsValidation = E.getApplicativeValidation(RNEA.getSemigroup<P
 // -------------------------------------------------------------------------------------
 
 /**
- * Turns whatever a port failed with into one plain string, so plans stay JSON data. Never throws.
+ * Names what a port failed with, as one plain string, so plans stay JSON data: a typed failure as
+ * `Tag: message`, an adapter that threw by what it threw.
  * @category errors
  */
-export const describeCause = (cause: unknown): string => {
+export const describeCause = (failure: PortFailure): string =>
+  'thrown' in failure ? failure.thrown : `${failure._tag}: ${failure.message}`
+
+/**
+ * The words of a value an adapter threw or rejected with: its message, the string itself, or its
+ * JSON. Only a catch reaches this — a typed failure never does. Never throws.
+ * @category errors
+ */
+export const describeThrown = (thrown: unknown): string => {
   try {
-    if (cause instanceof Error) return cause.message
-    if (typeof cause === 'string') return cause
-    if (typeof cause === 'object' && cause !== null) {
-      const tagged = cause as { readonly _tag?: unknown; readonly message?: unknown }
+    if (thrown instanceof Error) return thrown.message
+    if (typeof thrown === 'string') return thrown
+    if (typeof thrown === 'object' && thrown !== null) {
+      const tagged = thrown as { readonly _tag?: unknown; readonly message?: unknown }
       if (typeof tagged.message === 'string') {
         return typeof tagged._tag === 'string' ? `${tagged._tag}: ${tagged.message}` : tagged.message
       }
-      return JSON.stringify(cause) ?? 'unknown failure'
+      return JSON.stringify(thrown) ?? 'unknown failure'
     }
-    return String(cause)
+    return String(thrown)
   } catch {
     return 'unknown failure'
   }

@@ -2,14 +2,17 @@
  * The ports the planner reads the world through. The stores and host-inspector packages satisfy
  * them through thin adapters elsewhere. What a store read yields (a run listing, a ledger snapshot)
  * is the store's own type, named here as a type only, so the planner stays pure: it loads neither
- * package. Every port fails with `unknown`; the planner turns each failure into its park reason.
+ * package. A store read fails with the stores' `StoreError`, a host observation with an
+ * `ObservationError` (host-inspector's `InspectError` is one, and so is a `StoreError`); the planner
+ * turns each failure into its park reason.
  */
 import type { AgentRun, ContinuationClaim, RuntimeEvent } from '@maka/events'
-import type { LedgerSnapshot, RunListing } from '@maka/stores'
+import type { LedgerSnapshot, RunListing, StoreError } from '@maka/stores'
 import type * as T from 'fp-ts/lib/Task.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { ContinuationIds, ContinuationPlan, OutlinedPlan } from './ContinuationPlan.js'
 import type { HostFacts } from './HostFacts.js'
+import type { ObservationError } from './PortFailure.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -24,11 +27,11 @@ export interface PlannerStorePort {
    * Every run of the session, readable or not — except a folder whose header was never created (a
    * create that did not complete, decisions #10): that run never existed.
    */
-  listRuns(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<RunListing>>
+  listRuns(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<RunListing>>
   /** A run header; any failure means the run is unreadable. */
-  readRun(sessionId: string, runId: string): TE.TaskEither<unknown, AgentRun>
+  readRun(sessionId: string, runId: string): TE.TaskEither<StoreError, AgentRun>
   /** A run's ledger; a problem inside the read is data, a Left means it could not be read at all. */
-  readLedger(sessionId: string, runId: string): TE.TaskEither<unknown, LedgerSnapshot>
+  readLedger(sessionId: string, runId: string): TE.TaskEither<StoreError, LedgerSnapshot>
   /**
    * A run's ledger handed row by row to `onEvent` and not kept: the rows `readLedger` would hold,
    * in order, and the read's counts. Optional: without it, `outline` reads ledgers whole.
@@ -37,9 +40,9 @@ export interface PlannerStorePort {
     sessionId: string,
     runId: string,
     onEvent: (event: RuntimeEvent) => void,
-  ): TE.TaskEither<unknown, LedgerFoldCounts>
+  ): TE.TaskEither<StoreError, LedgerFoldCounts>
   /** The session's continuation claims. */
-  listClaims(sessionId: string): TE.TaskEither<unknown, ReadonlyArray<ContinuationClaim>>
+  listClaims(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<ContinuationClaim>>
 }
 
 /**
@@ -54,9 +57,12 @@ export type OwnerLiveness = 'none' | 'alive' | 'stale'
  */
 export interface HostFactsPort {
   /** Whether a live process owns the session now. */
-  ownerLiveness(sessionId: string): TE.TaskEither<unknown, OwnerLiveness>
+  ownerLiveness(sessionId: string): TE.TaskEither<ObservationError, OwnerLiveness>
   /** The host facts for planning a continuation of `sourceRun`. */
-  observe(input: { readonly sessionId: string; readonly sourceRun: AgentRun }): TE.TaskEither<unknown, HostFacts>
+  observe(input: {
+    readonly sessionId: string
+    readonly sourceRun: AgentRun
+  }): TE.TaskEither<ObservationError, HostFacts>
 }
 
 /**

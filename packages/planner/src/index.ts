@@ -61,6 +61,7 @@ export type {
   PlanRequest,
   RuntimeContinuationPlanner,
 } from './PlannerPorts.js'
+export type { ObservationError, PortThrew, PortFailure } from './PortFailure.js'
 export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------

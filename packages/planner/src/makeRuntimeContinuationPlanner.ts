@@ -34,7 +34,7 @@ import {
 import { type FoldedLedger, type LedgerFoldOptions, makeLedgerFolder } from './internal/foldLedger.js'
 import type { HostFacts } from './HostFacts.js'
 import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
-import { type ParkFindings, describeCause, park } from './ParkFinding.js'
+import { type ParkFindings, describeCause, describeThrown, park } from './ParkFinding.js'
 import { ledgerWarnings, planContinuation, planFolded, sourceFoldOptions } from './planContinuation.js'
 import type {
   PlanRequest,
@@ -42,6 +42,7 @@ import type {
   RuntimeContinuationPlanner,
   RuntimeContinuationPlannerDeps,
 } from './PlannerPorts.js'
+import type { PortFailure } from './PortFailure.js'
 import type { AncestorLookup, AncestorUnavailable, BoundaryHolders } from './PlanningInput.js'
 import { MAX_ANCESTOR_DEPTH } from './walkAncestors.js'
 
@@ -57,12 +58,12 @@ type Stage<A> = TE.TaskEither<ParkedPlan, A>
 
 // A port is a TaskEither, but nothing stops an adapter from throwing or rejecting; both are failures.
 const attempt =
-  <A>(call: () => TE.TaskEither<unknown, A>): TE.TaskEither<unknown, A> =>
+  <A>(call: () => TE.TaskEither<PortFailure, A>): TE.TaskEither<PortFailure, A> =>
   async () => {
     try {
       return await call()()
-    } catch (cause) {
-      return E.left(cause)
+    } catch (thrown) {
+      return E.left({ thrown: describeThrown(thrown) })
     }
   }
 
@@ -80,7 +81,7 @@ const loadChain =
     store: PlannerStorePort,
     sessionId: string,
     source: AgentRun,
-    loadLedger: (header: AgentRun, pinnedHighWater: number) => TE.TaskEither<unknown, L>,
+    loadLedger: (header: AgentRun, pinnedHighWater: number) => TE.TaskEither<PortFailure, L>,
   ): T.Task<ReadonlyMap<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>> =>
   async () => {
     const found = new Map<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>()
@@ -116,7 +117,7 @@ const foldFromStore = (
   sessionId: string,
   header: AgentRun,
   options: LedgerFoldOptions,
-): TE.TaskEither<unknown, FoldedSourceRead> => {
+): TE.TaskEither<PortFailure, FoldedSourceRead> => {
   const folder = makeLedgerFolder(header, options)
   if (store.foldLedger === undefined) {
     return pipe(
@@ -174,7 +175,7 @@ const loadBoundaryHolders = (store: PlannerStorePort, sessionId: string): T.Task
 
 // A park on an unreadable listed header names that run as the plan's source: it is the one to repair.
 const unreadableBoundary = (
-  listed: E.Either<unknown, ReadonlyArray<RunListing>>,
+  listed: E.Either<PortFailure, ReadonlyArray<RunListing>>,
   fallback: PlanBoundary,
 ): PlanBoundary => {
   const first = E.isRight(listed) ? listed.right.find((entry) => 'error' in entry) : undefined
@@ -184,8 +185,8 @@ const unreadableBoundary = (
 const newIds = (deps: RuntimeContinuationPlannerDeps): E.Either<ParkFindings, ContinuationIds> => {
   try {
     return E.right(deps.ids.newContinuationIds())
-  } catch (cause) {
-    return park('safety_observation_unavailable', { stage: 'newContinuationIds', cause: describeCause(cause) })
+  } catch (thrown) {
+    return park('safety_observation_unavailable', { stage: 'newContinuationIds', cause: describeThrown(thrown) })
   }
 }
 
@@ -221,7 +222,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       attempt(() => host.ownerLiveness(sessionId)),
       T.map((liveness) => at(sessionOwnerNotAlive(liveness))),
       TE.flatMap(() =>
-        TE.rightTask<ParkedPlan, E.Either<unknown, AgentRun>>(attempt(() => store.readRun(sessionId, runId))),
+        TE.rightTask<ParkedPlan, E.Either<PortFailure, AgentRun>>(attempt(() => store.readRun(sessionId, runId))),
       ),
       TE.flatMap((read) =>
         pipe(
@@ -250,11 +251,11 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
   }
 
   // Exits 6–7 that need the ports; the rest of 7 and 8–9 are judged by the pure planner.
-  const readSourceLedger = <L>(source: AgentRun, read: () => TE.TaskEither<unknown, L>): Stage<L> => {
+  const readSourceLedger = <L>(source: AgentRun, read: () => TE.TaskEither<PortFailure, L>): Stage<L> => {
     const at = parkedAt({ sourceRunId: source.runId, sourceRuntimeEventHighWater: null })
     return pipe(
       TE.fromEither(at(workspaceIdentityRecorded(source))),
-      TE.flatMap(() => TE.rightTask<ParkedPlan, E.Either<unknown, L>>(attempt(read))),
+      TE.flatMap(() => TE.rightTask<ParkedPlan, E.Either<PortFailure, L>>(attempt(read))),
       TE.flatMap((loaded) => TE.fromEither(at(sourceLedgerLoaded<L>(source.runId)(loaded)))),
     )
   }
@@ -264,7 +265,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
     sessionId: string,
     runId: string,
     mode: {
-      readonly readSource: (source: AgentRun, facts: HostFacts) => TE.TaskEither<unknown, L>
+      readonly readSource: (source: AgentRun, facts: HostFacts) => TE.TaskEither<PortFailure, L>
       readonly rowsOf: (ledger: L) => number
       readonly plan: (input: SourceRead<L>, ids: ContinuationIds) => T.Task<P>
     },

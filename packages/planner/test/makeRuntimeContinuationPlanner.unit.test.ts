@@ -1,5 +1,5 @@
 import { type AgentRun, type ContinuationClaim, makeRunIdUnsafe } from '@maka/events'
-import { type LedgerSnapshot, type RunListing, unreadable } from '@maka/stores'
+import { type LedgerSnapshot, type RunListing, type StoreError, unreadable } from '@maka/stores'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
@@ -55,13 +55,25 @@ const safeWorld = (): World => ({
   facts: E.right(defaultFacts),
 })
 
+const isTypedFailure = (u: unknown): boolean =>
+  typeof u === 'object' &&
+  u !== null &&
+  typeof (u as { readonly _tag?: unknown })._tag === 'string' &&
+  typeof (u as { readonly message?: unknown }).message === 'string'
+
 const plannerOf = (world: World, calls: Array<string>) => {
+  // A world fails with whatever a case names: a typed failure (a `_tag` and a `message`) is the
+  // port's Left; anything else stands for an adapter that rejects with it.
   const logged =
-    <A>(name: string, result: () => E.Either<unknown, A>): TE.TaskEither<unknown, A> =>
+    <A>(name: string, result: () => E.Either<unknown, A>): TE.TaskEither<StoreError, A> =>
     () => {
       calls.push(name)
       if (world.throwing === name) return Promise.reject(new Error(`${name} exploded`))
-      return Promise.resolve(result())
+      const outcome = result()
+      if (E.isRight(outcome)) return Promise.resolve(outcome)
+      return isTypedFailure(outcome.left)
+        ? Promise.resolve(E.left(outcome.left as StoreError))
+        : Promise.reject(outcome.left as Error)
     }
   const readLedger = (runId: string) => world.runs.get(runId)?.readLedger ?? E.left(new Error('ENOENT'))
   let idCounter = 0

@@ -43,4 +43,4 @@ export {
   providerChoiceForResume,
   continuationProviderResolver,
 } from './providerChoice.js'
-export { isProviderChoiceError, ProviderChoiceError } from './ProviderChoiceError.js'
+export type { ProviderChoiceError } from './ProviderChoiceError.js'

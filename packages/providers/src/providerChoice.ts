@@ -2,18 +2,20 @@
  * Which model a host talks to: the scripted model (default; a `--script FILE` or a built-in
  * script) or an OpenAI-compatible endpoint. Reading and checking the flags happens here, before a
  * runtime exists, so a bad script, a missing `--model`, an unusable `--base-url`, a missing key or
- * a bad timeout is a `ProviderChoiceError` (the CLI's exit 2) and nothing is written. A resume builds the provider its
+ * a bad timeout is a `ProviderChoiceError` value (the CLI's exit 2) and nothing is written. A resume builds the provider its
  * source run recorded (`providerChoiceForResume`), with flags overriding it; `continuationProviderResolver`
  * is the same rule as the runtime's resolver port, its refusals as data.
  */
 import { readFile } from 'node:fs/promises'
 import * as E from 'fp-ts/lib/Either.js'
+import { pipe } from 'fp-ts/lib/function.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AgentRun } from '@maka/events'
 import type { ModelProvider } from './ModelProvider.js'
 import { DEFAULT_PROVIDER_TIMEOUT_MS, makeOpenAICompatibleProvider } from './openAICompatibleProvider.js'
 import { type ScriptStep, parseScript } from './ScriptStep.js'
 import { makeScriptedProvider } from './scriptedProvider.js'
-import { ProviderChoiceError, isProviderChoiceError } from './ProviderChoiceError.js'
+import { type ProviderChoiceError, providerChoiceError } from './ProviderChoiceError.js'
 
 /**
  * The provider flags shared by `run`, `chat`, `resume` and `demo`.
@@ -45,19 +47,21 @@ export type ProviderChoice =
 // setTimeout's ceiling; a larger value would fire at once.
 const MAX_TIMEOUT_MS = 2_147_483_647
 
-const readTimeout = (flags: ProviderFlags, env: NodeJS.ProcessEnv): number => {
+const readTimeout = (flags: ProviderFlags, env: NodeJS.ProcessEnv): E.Either<ProviderChoiceError, number> => {
   const [text, source] =
     flags.timeout !== undefined
       ? [flags.timeout, '--timeout']
       : env['MAKA_PROVIDER_TIMEOUT_MS'] !== undefined && env['MAKA_PROVIDER_TIMEOUT_MS'] !== ''
         ? [env['MAKA_PROVIDER_TIMEOUT_MS'], 'MAKA_PROVIDER_TIMEOUT_MS']
         : [undefined, '']
-  if (text === undefined) return DEFAULT_PROVIDER_TIMEOUT_MS
+  if (text === undefined) return E.right(DEFAULT_PROVIDER_TIMEOUT_MS)
   const ms = /^\d{1,10}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN
   if (!Number.isInteger(ms) || ms < 1 || ms > MAX_TIMEOUT_MS) {
-    throw new ProviderChoiceError(`${source} must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}.`)
+    return E.left(
+      providerChoiceError(`${source} must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}.`),
+    )
   }
-  return ms
+  return E.right(ms)
 }
 
 /**
@@ -65,61 +69,72 @@ const readTimeout = (flags: ProviderFlags, env: NodeJS.ProcessEnv): number => {
  * MAKA_API_KEY, and the URL is recorded in run headers). The URL itself is not echoed back.
  * @category constructors
  */
-export const checkBaseUrl = (text: string, source = '--base-url'): string => {
+export const checkBaseUrl = (text: string, source = '--base-url'): E.Either<ProviderChoiceError, string> => {
   let url: URL
   try {
     url = new URL(text)
   } catch {
-    throw new ProviderChoiceError(`${source} is not a valid URL (expected e.g. http://127.0.0.1:8080/v1).`)
+    return E.left(providerChoiceError(`${source} is not a valid URL (expected e.g. http://127.0.0.1:8080/v1).`))
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ProviderChoiceError(`${source} must be an http:// or https:// URL.`)
+    return E.left(providerChoiceError(`${source} must be an http:// or https:// URL.`))
   }
   if (url.username !== '' || url.password !== '') {
-    throw new ProviderChoiceError(`${source} must not hold credentials; put the key in MAKA_API_KEY.`)
+    return E.left(providerChoiceError(`${source} must not hold credentials; put the key in MAKA_API_KEY.`))
   }
-  return text
+  return E.right(text)
 }
 
 /**
  * Reads the provider flags; `steps` is null when no script file was given.
  * @category constructors
  */
-export const readProviderChoice = async (
+export const readProviderChoice =
+  (flags: ProviderFlags, env: NodeJS.ProcessEnv = process.env): TE.TaskEither<ProviderChoiceError, ProviderChoice> =>
+  () =>
+    readChoice(flags, env)
+
+const readChoice = async (
   flags: ProviderFlags,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<ProviderChoice> => {
+  env: NodeJS.ProcessEnv,
+): Promise<E.Either<ProviderChoiceError, ProviderChoice>> => {
   const provider = flags.provider ?? 'scripted'
   if (provider === 'openai-compatible') {
-    if (flags.script !== undefined) throw new ProviderChoiceError('--script is only for the scripted provider.')
+    if (flags.script !== undefined) return E.left(providerChoiceError('--script is only for the scripted provider.'))
     if (flags.baseUrl === undefined || flags.model === undefined) {
-      throw new ProviderChoiceError('The openai-compatible provider needs --base-url URL and --model M.')
+      return E.left(providerChoiceError('The openai-compatible provider needs --base-url URL and --model M.'))
     }
+    const model = flags.model
     const baseUrl = checkBaseUrl(flags.baseUrl)
+    if (E.isLeft(baseUrl)) return baseUrl
     const timeoutMs = readTimeout(flags, env)
+    if (E.isLeft(timeoutMs)) return timeoutMs
     const apiKey = env['MAKA_API_KEY']
     // Fail before anything is written rather than on the first request; a keyless local server
     // takes any value.
     if (apiKey === undefined || apiKey === '') {
-      throw new ProviderChoiceError(
-        'The openai-compatible provider needs MAKA_API_KEY (any value for a server without keys).',
+      return E.left(
+        providerChoiceError('The openai-compatible provider needs MAKA_API_KEY (any value for a server without keys).'),
       )
     }
-    return { kind: 'openai-compatible', baseUrl, model: flags.model, apiKey, timeoutMs }
+    return E.right({ kind: 'openai-compatible', baseUrl: baseUrl.right, model, apiKey, timeoutMs: timeoutMs.right })
   }
-  if (flags.timeout !== undefined) readTimeout(flags, env)
+  if (flags.timeout !== undefined) {
+    const timeoutMs = readTimeout(flags, env)
+    if (E.isLeft(timeoutMs)) return timeoutMs
+  }
   if (provider !== 'scripted')
-    throw new ProviderChoiceError(`Unknown provider "${provider}": use scripted or openai-compatible.`)
-  if (flags.script === undefined) return { kind: 'scripted', steps: null }
+    return E.left(providerChoiceError(`Unknown provider "${provider}": use scripted or openai-compatible.`))
+  if (flags.script === undefined) return E.right({ kind: 'scripted', steps: null })
   let text: string
   try {
     text = await readFile(flags.script, 'utf8')
   } catch {
-    throw new ProviderChoiceError(`The script file ${flags.script} cannot be read.`)
+    return E.left(providerChoiceError(`The script file ${flags.script} cannot be read.`))
   }
   const steps = parseScript(text)
-  if (E.isLeft(steps)) throw new ProviderChoiceError(`The script file ${flags.script} is invalid: ${steps.left}`)
-  return { kind: 'scripted', steps: steps.right }
+  if (E.isLeft(steps)) return E.left(providerChoiceError(`The script file ${flags.script} is invalid: ${steps.left}`))
+  return E.right({ kind: 'scripted', steps: steps.right })
 }
 
 /**
@@ -154,10 +169,15 @@ export const providerForRuns =
  * that writes before it builds its provider (resume recovers first) refuses them before any write.
  * @category constructors
  */
-export const checkProviderFlags = (flags: ProviderFlags, env: NodeJS.ProcessEnv = process.env): void => {
-  if (flags.baseUrl !== undefined) checkBaseUrl(flags.baseUrl)
-  readTimeout(flags, env)
-}
+export const checkProviderFlags = (
+  flags: ProviderFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): E.Either<ProviderChoiceError, void> =>
+  pipe(
+    flags.baseUrl === undefined ? E.right<ProviderChoiceError, unknown>(undefined) : checkBaseUrl(flags.baseUrl),
+    E.flatMap(() => readTimeout(flags, env)),
+    E.map(() => undefined),
+  )
 
 /**
  * True when any flag that picks the model was given (`--timeout` only tunes it).
@@ -199,27 +219,42 @@ const sameModel = (choice: ProviderChoice, header: AgentRun): boolean =>
  * before the owner lock or the claim, so the boundary is not spent.
  * @category constructors
  */
-export const providerChoiceForResume = async (
+export const providerChoiceForResume =
+  (
+    source: AgentRun,
+    flags: ProviderFlags,
+    env: NodeJS.ProcessEnv = process.env,
+  ): TE.TaskEither<ProviderChoiceError, { readonly choice: ProviderChoice; readonly note?: string }> =>
+  () =>
+    choiceForResume(source, flags, env)
+
+const choiceForResume = async (
   source: AgentRun,
   flags: ProviderFlags,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ readonly choice: ProviderChoice; readonly note?: string }> => {
+  env: NodeJS.ProcessEnv,
+): Promise<E.Either<ProviderChoiceError, { readonly choice: ProviderChoice; readonly note?: string }>> => {
   const recorded = describeRecorded(source)
   const kind = flags.provider ?? source.providerId
   if (kind !== 'scripted' && kind !== 'openai-compatible') {
-    throw new ProviderChoiceError(
-      `The interrupted run used ${recorded}, which cannot be built here; pass --provider and its flags to choose a model.`,
+    return E.left(
+      providerChoiceError(
+        `The interrupted run used ${recorded}, which cannot be built here; pass --provider and its flags to choose a model.`,
+      ),
     )
   }
   const sameKind = kind === source.providerId
   const baseUrl = flags.baseUrl ?? (sameKind ? source.providerBaseUrl : undefined)
   if (kind === 'openai-compatible' && baseUrl === undefined && flags.provider === undefined) {
-    throw new ProviderChoiceError(`The interrupted run used ${recorded} but recorded no base URL; pass --base-url URL.`)
+    return E.left(
+      providerChoiceError(`The interrupted run used ${recorded} but recorded no base URL; pass --base-url URL.`),
+    )
   }
   if (kind === 'openai-compatible' && !providerFlagsGiven(flags)) {
     if (env['MAKA_API_KEY'] === undefined || env['MAKA_API_KEY'] === '') {
-      throw new ProviderChoiceError(
-        `The interrupted run used ${recorded}; set MAKA_API_KEY to resume it (or pass provider flags to choose another model).`,
+      return E.left(
+        providerChoiceError(
+          `The interrupted run used ${recorded}; set MAKA_API_KEY to resume it (or pass provider flags to choose another model).`,
+        ),
       )
     }
   }
@@ -229,20 +264,24 @@ export const providerChoiceForResume = async (
     ...(baseUrl === undefined ? {} : { baseUrl }),
     ...(kind === 'openai-compatible' && sameKind ? { model: flags.model ?? source.modelId } : {}),
   }
-  const choice = await readProviderChoice(effective, env)
-  return sameModel(choice, source) || !providerFlagsGiven(flags)
-    ? { choice }
-    : {
-        choice,
-        note: `Resuming with ${describeChoice(choice)} from the flags instead of the recorded ${describeRecorded(source, false)}.`,
-      }
+  const read = await readChoice(effective, env)
+  if (E.isLeft(read)) return read
+  const choice = read.right
+  return E.right(
+    sameModel(choice, source) || !providerFlagsGiven(flags)
+      ? { choice }
+      : {
+          choice,
+          note: `Resuming with ${describeChoice(choice)} from the flags instead of the recorded ${describeRecorded(source, false)}.`,
+        },
+  )
 }
 
 /**
  * The runtime's continuation provider resolver over `providerChoiceForResume`: given the source
  * header planning read, a fresh provider per run of the resolved choice and its note, or — when the
- * model cannot be built here — the `ProviderChoiceError`'s sentence as a Left (any other throw is a bug
- * and propagates). Every host hands this to the runtime, so none captures a choice to mutate later.
+ * model cannot be built here — the `ProviderChoiceError`'s sentence as a Left (a throw is a bug and
+ * propagates). Every host hands this to the runtime, so none captures a choice to mutate later.
  * @category constructors
  */
 export const continuationProviderResolver =
@@ -258,11 +297,11 @@ export const continuationProviderResolver =
       }
     >
   > => {
-    try {
-      const { choice, note } = await providerChoiceForResume(request.source, flags, env)
-      return E.right({ providerFor: providerForRuns(choice, defaults), ...(note === undefined ? {} : { note }) })
-    } catch (error) {
-      if (isProviderChoiceError(error)) return E.left({ message: error.message })
-      throw error
-    }
+    const resolved = await choiceForResume(request.source, flags, env)
+    return E.isLeft(resolved)
+      ? E.left({ message: resolved.left.message })
+      : E.right({
+          providerFor: providerForRuns(resolved.right.choice, defaults),
+          ...(resolved.right.note === undefined ? {} : { note: resolved.right.note }),
+        })
   }

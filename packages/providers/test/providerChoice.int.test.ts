@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { AgentRun } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { continuationProviderResolver, providerChoiceForResume } from '../src/index.js'
 
 const URL_A = 'http://127.0.0.1:8080/v1'
@@ -33,10 +34,17 @@ beforeAll(async () => {
 })
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
+// The cases here all resolve; a refusal is a Left (see the resolver's cases below).
+const resolvedRight = async <A>(task: TE.TaskEither<{ readonly message: string }, A>): Promise<A> => {
+  const result = await task()
+  if (result._tag === 'Left') throw new Error(result.left.message)
+  return result.right
+}
+
 describe('providerChoiceForResume', () => {
   describe('when a scripted run is resumed with a script file', () => {
     it('uses the script and notes nothing: it is the same model', async () => {
-      const resolved = await providerChoiceForResume(scripted, { script }, env)
+      const resolved = await resolvedRight(providerChoiceForResume(scripted, { script }, env))
       expect(resolved.choice).toEqual({ kind: 'scripted', steps: [{ text: 'hi' }] })
       expect(resolved.note).toBeUndefined()
     })
@@ -47,7 +55,7 @@ describe('providerChoiceForResume', () => {
       ['scripted', scripted],
       ['openai-compatible', endpoint],
     ])('keeps the recorded %s model and notes nothing', async (_name, source) => {
-      expect((await providerChoiceForResume(source, {}, env)).note).toBeUndefined()
+      expect((await resolvedRight(providerChoiceForResume(source, {}, env))).note).toBeUndefined()
     })
   })
 
@@ -72,7 +80,7 @@ describe('providerChoiceForResume', () => {
         `Resuming with the scripted model from the flags instead of the recorded openai-compatible model m at ${URL_A}.`,
       ],
     ])('says so in one sentence: %s', async (_name, source, flags, note) => {
-      expect((await providerChoiceForResume(source, flags, env)).note).toBe(note)
+      expect((await resolvedRight(providerChoiceForResume(source, flags, env))).note).toBe(note)
     })
   })
 })

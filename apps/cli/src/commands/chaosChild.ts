@@ -15,7 +15,7 @@ import { CRASH_LINE_PREFIX, READY_LINE } from '@maka/chaos'
 import { composeRuntime } from '../composeRuntime.js'
 import { ExitCode } from '../ExitCode.js'
 import type { ChaosChildFlags, GlobalFlags } from '../CommandFlags.js'
-import { providerForRuns, readProviderChoice } from '../providerChoice.js'
+import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
 import { openDataDir, startupRecovery } from './commandContext.js'
 
 // Far beyond the parent's ceiling for one child.
@@ -44,7 +44,7 @@ const waitForCue = (): Promise<void> =>
  */
 export const chaosChild = async (flags: ChaosChildFlags, globals: GlobalFlags): Promise<ExitCode> => {
   const workspace = await openDataDir(globals, 'write')
-  const choice = await readProviderChoice({ script: flags.script })
+  const choice = await requireProviderChoice({ script: flags.script })
   const nth = Number(flags.crashNth ?? '1')
   let seen = 0
   const { runtime } = composeRuntime({

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import { BadInputError, type ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { ChatFlags, GlobalFlags } from '../CommandFlags.js'
-import { readProviderChoice } from '../providerChoice.js'
+import { requireProviderChoice } from '../providerChoice.js'
 import { openDataDir } from './commandContext.js'
 
 /**
@@ -18,7 +18,7 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, stores, verbose } = await openDataDir(globals, 'write', 'async')
-  const choice = await readProviderChoice(flags)
+  const choice = await requireProviderChoice(flags)
   if (process.stdin.isTTY !== true)
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
   const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))

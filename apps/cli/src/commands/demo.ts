@@ -15,7 +15,7 @@ import { type EventSummary, formatSummary, summarizeEvent } from '../eventSummar
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { DemoFlags, GlobalFlags } from '../CommandFlags.js'
-import { readProviderChoice } from '../providerChoice.js'
+import { requireProviderChoice } from '../providerChoice.js'
 import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
 import { type Style, makeStyle, styleForStdout } from '../Style.js'
 
@@ -85,7 +85,7 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
   if (globals.store !== undefined) {
     throw new BadInputError('maka demo shows the JSONL files of its own data dir and never takes --store.')
   }
-  const choice = await readProviderChoice(flags.script === undefined ? {} : { script: flags.script })
+  const choice = await requireProviderChoice(flags.script === undefined ? {} : { script: flags.script })
   const script = choice.kind === 'scripted' && choice.steps !== null ? choice.steps : DEMO_SCRIPT
   const builtin = choice.kind === 'scripted' && choice.steps === null
   const explicitDataDir = globals.dataDir === undefined ? null : resolveDataDir(globals.dataDir)

@@ -12,7 +12,7 @@ import { type EventSummary, summarizeEvent } from '../eventSummary.js'
 import { ExitCode } from '../ExitCode.js'
 import { resolveDataDir } from '../hostInput.js'
 import type { DemoChildFlags, GlobalFlags } from '../CommandFlags.js'
-import { providerForRuns, readProviderChoice } from '../providerChoice.js'
+import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
 
 // Far beyond the parent's own wait for the readiness line.
 const HANG_LIMIT_MS = 300_000
@@ -26,7 +26,7 @@ const emit = (message: DemoChildMessage<EventSummary>): void => {
  * @category constructors
  */
 export const demoChild = async (flags: DemoChildFlags, globals: GlobalFlags): Promise<ExitCode> => {
-  const choice = await readProviderChoice(flags.script === undefined ? {} : { script: flags.script })
+  const choice = await requireProviderChoice(flags.script === undefined ? {} : { script: flags.script })
   let reached = false
   const { runtime } = composeRuntime({
     dataDir: resolveDataDir(globals.dataDir),

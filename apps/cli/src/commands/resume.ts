@@ -14,7 +14,7 @@ import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
-import { checkProviderFlags, continuationProviderResolver, providerForRuns } from '../providerChoice.js'
+import { requireProviderFlags, continuationProviderResolver, providerForRuns } from '../providerChoice.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
@@ -50,7 +50,7 @@ export const exitCodeOf = (result: ContinuationResult, signal: InterruptSignal |
  */
 export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
-  checkProviderFlags(flags)
+  requireProviderFlags(flags)
   const workspace = await openDataDir(globals, 'write')
   const sessionId = await pickSession(workspace, flags.session)
   const json = flags.json === true

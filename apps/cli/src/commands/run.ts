@@ -12,7 +12,7 @@ import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
 import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
-import { providerForRuns, readProviderChoice } from '../providerChoice.js'
+import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
 import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
@@ -24,7 +24,7 @@ import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './comm
 export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   if (prompt.trim() === '') throw new BadInputError('The prompt is empty.')
-  const choice = await readProviderChoice(flags)
+  const choice = await requireProviderChoice(flags)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, stores, note, verbose } = await openDataDir(globals, 'write')
   const style = styleForStdout()

@@ -11,7 +11,7 @@ import { errnoCode } from '@maka/store-jsonl'
 import { ExitCode, BadInputError } from '../ExitCode.js'
 import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
 import { safeBoundaryResumeFromEnv } from '../hostInput.js'
-import { checkProviderFlags, readProviderChoice } from '../providerChoice.js'
+import { requireProviderFlags, requireProviderChoice } from '../providerChoice.js'
 import { openDataDir, say } from './commandContext.js'
 
 const parsePort = (text: string | undefined): number => {
@@ -45,8 +45,8 @@ const openBrowser = (url: string): void => {
  */
 export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode> => {
   const port = parsePort(flags.port)
-  checkProviderFlags(flags)
-  const choice = await readProviderChoice(flags)
+  requireProviderFlags(flags)
+  const choice = await requireProviderChoice(flags)
   const workspace = await openDataDir(globals, 'write', 'async')
   const safeResume = safeBoundaryResumeFromEnv()
   const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/session-ui')

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { AgentRun, decodeAgentRun, decodeWith, RunId, ShellRun } from '@maka/events'
-import { type RunListing, unreadable } from '@maka/stores'
+import { type RunListing, ioFailed, unreadable } from '@maka/stores'
 import { errnoCode } from '../errnoCode.js'
 import type { SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
 
@@ -73,7 +73,7 @@ export const makeDataDirFixtureUnsafe = async (): Promise<DataDirFixture> => {
             }),
           )
         },
-        (cause) => cause,
+        (cause) => ioFailed('readdir', path.join(sessionDir(sessionId), 'shell-runs'), cause),
       ),
     listRuns: (sessionId) =>
       TE.tryCatch(
@@ -93,7 +93,7 @@ export const makeDataDirFixtureUnsafe = async (): Promise<DataDirFixture> => {
             }),
           )
         },
-        (cause) => cause,
+        (cause) => ioFailed('readdir', path.join(sessionDir(sessionId), 'runs'), cause),
       ),
   }
 

@@ -10,6 +10,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import type { HostFacts } from '../HostFacts.js'
 import { type Gate, type ParkFindings, describeCause, park } from '../ParkFinding.js'
 import type { OwnerLiveness } from '../PlannerPorts.js'
+import type { PortFailure } from '../PortFailure.js'
 import type { BoundaryHolders, RecoveryRefusal } from '../PlanningInput.js'
 import { latestTopLevelRun } from '../runOrder.js'
 import { boundaryHolderOf } from '../boundaryHolder.js'
@@ -87,7 +88,9 @@ export const latestCandidate: Gate<ReadonlyArray<RunListing>, string> = (listing
  * Exit 2 when the session's runs cannot be listed: there is no candidate to name.
  * @category gates
  */
-export const runsListed: Gate<E.Either<unknown, ReadonlyArray<RunListing>>, ReadonlyArray<RunListing>> = (listed) =>
+export const runsListed: Gate<E.Either<PortFailure, ReadonlyArray<RunListing>>, ReadonlyArray<RunListing>> = (
+  listed,
+) =>
   E.isLeft(listed)
     ? park('resume_candidate_missing', { reason: 'run_listing_failed', cause: describeCause(listed.left) })
     : listed
@@ -97,7 +100,7 @@ export const runsListed: Gate<E.Either<unknown, ReadonlyArray<RunListing>>, Read
  * an owner out, so it parks as an unavailable observation.
  * @category gates
  */
-export const sessionOwnerNotAlive: Gate<E.Either<unknown, OwnerLiveness>, void> = (liveness) => {
+export const sessionOwnerNotAlive: Gate<E.Either<PortFailure, OwnerLiveness>, void> = (liveness) => {
   if (E.isLeft(liveness)) {
     return park('safety_observation_unavailable', { stage: 'ownerLiveness', cause: describeCause(liveness.left) })
   }
@@ -108,7 +111,7 @@ export const sessionOwnerNotAlive: Gate<E.Either<unknown, OwnerLiveness>, void> 
  * Exit 4: the host must have produced its facts.
  * @category gates
  */
-export const hostFactsObserved: Gate<E.Either<unknown, HostFacts>, HostFacts> = (observed) =>
+export const hostFactsObserved: Gate<E.Either<PortFailure, HostFacts>, HostFacts> = (observed) =>
   E.isLeft(observed)
     ? park('safety_observation_unavailable', { stage: 'observe', cause: describeCause(observed.left) })
     : observed
@@ -118,7 +121,7 @@ export const hostFactsObserved: Gate<E.Either<unknown, HostFacts>, HostFacts> = 
  * @category gates
  */
 export const sourceRunReadable =
-  (expected: { readonly sessionId: string; readonly runId: string }): Gate<E.Either<unknown, AgentRun>, AgentRun> =>
+  (expected: { readonly sessionId: string; readonly runId: string }): Gate<E.Either<PortFailure, AgentRun>, AgentRun> =>
   (read) => {
     if (E.isLeft(read)) {
       return park('source_run_unreadable', { runId: expected.runId, cause: describeCause(read.left) })
@@ -149,7 +152,7 @@ export const workspaceIdentityRecorded: Gate<AgentRun, string> = (source) =>
  * @category gates
  */
 export const sourceLedgerLoaded =
-  <L = LedgerSnapshot>(runId: string): Gate<E.Either<unknown, L>, L> =>
+  <L = LedgerSnapshot>(runId: string): Gate<E.Either<PortFailure, L>, L> =>
   (read) =>
     E.isLeft(read)
       ? park('runtime_ledger_unreadable', { reason: 'ledger_read_failed', runId, cause: describeCause(read.left) })
