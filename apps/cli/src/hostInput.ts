@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path'
 import * as E from 'fp-ts/lib/Either.js'
 import { RunId, SessionId, type SessionRecord } from '@maka/events'
 import { type StorePorts } from '@maka/stores'
-import { errnoCode } from '@maka/store-jsonl'
+import { errnoCode } from '@maka/stores'
 import { BadInputError } from './ExitCode.js'
 
 /**

@@ -7,7 +7,8 @@
 import { stat } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { type StorePorts } from '@maka/stores'
-import { errnoCode, makeFileStores } from '@maka/store-jsonl'
+import { makeFileStores } from '@maka/store-jsonl'
+import { errnoCode } from '@maka/stores'
 import { BadInputError, StoreUnavailableError } from './ExitCode.js'
 
 /**

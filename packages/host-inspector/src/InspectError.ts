@@ -3,7 +3,7 @@
  * that failed and a human `message`; the planner maps any of them to `safety_observation_unavailable`,
  * because a fact we could not observe must never read as a safe one.
  */
-import { errnoCode } from './errnoCode.js'
+import { errnoCode } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // model

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import type { ProcessIdentity } from '@maka/events'
-import { errnoCode } from './errnoCode.js'
+import { errnoCode } from '@maka/stores'
 
 // -------------------------------------------------------------------------------------
 // model

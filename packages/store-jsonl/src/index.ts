@@ -8,7 +8,6 @@ export { makeFileStores, type FileStores, type FileStoresOptions } from './makeF
 export { nodeStoreFs, syncStoreFs, type StoreFs, type StoreFile, type StoreEntryStat } from './StoreFs.js'
 export { makeFaultInjectingFs, type FaultInjectingFs, type Fault, type FsCall } from './faultInjectingFs.js'
 export { type LedgerScanner, type LedgerScanOptions, makeLedgerScanner, scanLedger } from './ledgerScanner.js'
-export { errnoCode } from './errno.js'
 export {
   sessionsDir,
   sessionDir,

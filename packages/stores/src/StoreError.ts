@@ -482,8 +482,13 @@ const errnoDetail = (code: string, cause: unknown): string => {
   return raw.replace(/^[A-Z_]+: /, '').replace(/, \w+ '.*$/, '')
 }
 
-// The `code` of a thrown error, if it has one: an errno name from node, a SQLSTATE from a server.
-const errnoCode = (cause: unknown): string | undefined =>
+/**
+ * The `code` of a thrown error, if it has one: an errno name from Node.js, a SQLSTATE from a
+ * database server. Pure (it reads a property), so the one reader lives in the contract and every
+ * adapter, the inspector and the hosts name a failure in the same words (decision 55).
+ * @category guards
+ */
+export const errnoCode = (cause: unknown): string | undefined =>
   typeof cause === 'object' && cause !== null && typeof (cause as { code?: unknown }).code === 'string'
     ? (cause as { code: string }).code
     : undefined

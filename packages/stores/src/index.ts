@@ -52,6 +52,7 @@ export {
   type IoFailed,
   type SymlinkInDataDir,
   describeStoreError,
+  errnoCode,
   invalidId,
   invalidRecord,
   notFound,

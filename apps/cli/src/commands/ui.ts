@@ -7,7 +7,7 @@
  * Runs until SIGINT or SIGTERM: running turns are cancelled durably, exit 0.
  */
 import { spawn } from 'node:child_process'
-import { errnoCode } from '@maka/store-jsonl'
+import { errnoCode } from '@maka/stores'
 import { ExitCode, BadInputError } from '../ExitCode.js'
 import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
 import { safeBoundaryResumeFromEnv } from '../hostInput.js'

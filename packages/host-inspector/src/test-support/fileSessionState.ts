@@ -9,7 +9,7 @@ import * as path from 'node:path'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { AgentRun, decodeAgentRun, decodeWith, RunId, ShellRun } from '@maka/events'
 import { type RunListing, ioFailed, unreadable } from '@maka/stores'
-import { errnoCode } from '../errnoCode.js'
+import { errnoCode } from '@maka/stores'
 import type { SessionStatePort, ShellRunEntry } from '../SessionStatePort.js'
 
 const decodeShellRun = decodeWith(ShellRun)
