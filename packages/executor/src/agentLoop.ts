@@ -5,14 +5,20 @@
  */
 import { NonEmptyString, type RuntimeEvent, makeNonNegativeIntUnsafe } from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
-import { type ModelProvider, ProviderError, failureClassOfProviderError, materializeHistory } from '@maka/providers'
-import type { Tool, ToolOutcome } from '@maka/tools'
+import {
+  type ModelProvider,
+  type ProviderFailure,
+  failureClassOfProviderFailure,
+  materializeHistory,
+  providerFailure,
+} from '@maka/providers'
+import type { ShellRunRecorder, Tool, ToolOutcome } from '@maka/tools'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriteFailure, type RunWriter } from './runWriter.js'
-import type { StorePorts } from '@maka/stores'
+import type { StoreError, StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
-import type * as TE from 'fp-ts/lib/TaskEither.js'
+import * as TE from 'fp-ts/lib/TaskEither.js'
 
 /**
  * How the loop ended.
@@ -64,7 +70,7 @@ interface StepResult {
   readonly usage: { readonly input: number; readonly output: number } | null
 }
 
-const runStep = async (input: LoopInput): Promise<StepResult> => {
+const runStep = async (input: LoopInput): Promise<E.Either<ProviderFailure, StepResult>> => {
   const messages = materializeHistory([...input.history, ...input.writer.committed()])
   let text = ''
   const toolCalls: Array<ToolCall> = []
@@ -88,7 +94,7 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
         // name could never be answered by a row, so it never runs (the OpenAI-compatible provider
         // already refuses such a call the same way).
         if (!NonEmptyString.is(id) || !NonEmptyString.is(name)) {
-          throw new ProviderError('bad_response', 'The model sent a tool call without an id or a name.')
+          return E.left(providerFailure('bad_response', 'The model sent a tool call without an id or a name.'))
         }
         toolCalls.push({ id, name, args })
         break
@@ -96,20 +102,22 @@ const runStep = async (input: LoopInput): Promise<StepResult> => {
       case 'usage':
         usage = { input: chunk.input, output: chunk.output }
         break
+      case 'failed':
+        return E.left(chunk.failure)
     }
   }
-  return { text, toolCalls, usage }
+  return E.right({ text, toolCalls, usage })
 }
 
 // A provider's count, rounded and never negative. An infinite one is refused by the store's row
 // check on append, as it always was.
 const tokenCount = (n: number) => makeNonNegativeIntUnsafe(Math.max(0, Math.round(n)))
 
-const shellRecorder = (stores: StorePorts) => ({
-  record: async (run: Parameters<StorePorts['shellRuns']['write']>[0]) => {
-    const result = await stores.shellRuns.write(run)()
-    if (E.isLeft(result)) throw new Error(`recording a shell run failed: ${result.left._tag}`)
-  },
+const shellRecorder = (stores: StorePorts): ShellRunRecorder => ({
+  record: (run) =>
+    TE.mapLeft((error: StoreError) => ({ message: `recording a shell run failed: ${error._tag}` }))(
+      stores.shellRuns.write(run),
+    ),
 })
 
 const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls'][number]): Promise<ToolOutcome> => {
@@ -144,24 +152,26 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
   const cancelled = () => input.signal?.aborted === true
   for (let step = 0; step < input.maxModelSteps; step += 1) {
     if (cancelled()) return E.right({ _tag: 'Cancelled' })
-    let result: StepResult
-    try {
-      result = await runStep(input)
-    } catch (error) {
-      // Whatever the provider threw once we aborted it, the cause is the cancel.
-      if (cancelled()) return E.right({ _tag: 'Cancelled' })
-      if (!(error instanceof ProviderError)) {
-        return E.right({ _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' })
-      }
+    // A provider reports its failures as a `failed` chunk; a throw out of its stream is a bug in it
+    // (or in a host's own provider), which still ends the run as a failed model call.
+    const stepped = await runStep(input).catch(() => 'threw' as const)
+    // Whatever the provider reported once we aborted it, the cause is the cancel.
+    if ((stepped === 'threw' || E.isLeft(stepped)) && cancelled()) return E.right({ _tag: 'Cancelled' })
+    if (stepped === 'threw') {
+      return E.right({ _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' })
+    }
+    if (E.isLeft(stepped)) {
+      const failure = stepped.left
       return E.right({
         _tag: 'Failed',
-        failureClass: failureClassOfProviderError(error),
+        failureClass: failureClassOfProviderFailure(failure),
         // A remote provider's sentence is written to be secret-free (no prompt, body or key); a
         // scripted error's text is the script's own and stays out of the ledger.
-        message: error.code === 'scripted_error' ? 'The model call failed (scripted_error).' : error.message,
-        ...(error.status === undefined ? {} : { detail: { httpStatus: error.status } }),
+        message: failure.code === 'scripted_error' ? 'The model call failed (scripted_error).' : failure.message,
+        ...(failure.status === undefined ? {} : { detail: { httpStatus: failure.status } }),
       })
     }
+    const result = stepped.right
     const usage = result.usage
     if (result.text.length > 0 || result.toolCalls.length === 0) {
       const answered = await writer.append({

@@ -53,9 +53,13 @@ export type ProviderChunk =
   | { readonly type: 'text_delta'; readonly text: string }
   | { readonly type: 'tool_call'; readonly id: string; readonly name: string; readonly args: unknown }
   | { readonly type: 'usage'; readonly input: number; readonly output: number }
+  /** The step failed: always the stream's last chunk. */
+  | { readonly type: 'failed'; readonly failure: ProviderFailure }
 
 /**
- * A model behind one streaming call per step. A failed step throws a `ProviderError`.
+ * A model behind one streaming call per step. A step that fails — an HTTP error, a timeout, a broken
+ * stream, an abort, a scripted error — ends its stream with one `failed` chunk; the stream itself
+ * never throws for an expected failure, so a throw out of `stream` is a bug.
  * @category models
  */
 export interface ModelProvider {
@@ -81,25 +85,33 @@ export type ProviderErrorCode =
   | 'connection_lost'
 
 /**
- * A provider step failed. `code` and `status` are safe to log; `message` never holds prompt text.
+ * A provider step failed, as a value. `code` and `status` are safe to log; `message` never holds
+ * prompt text or a response body.
  * @category errors
  */
-export class ProviderError extends Error {
-  override readonly name = 'ProviderError'
-  constructor(
-    readonly code: ProviderErrorCode,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message)
-  }
+export interface ProviderFailure {
+  readonly _tag: 'ProviderFailure'
+  readonly code: ProviderErrorCode
+  readonly message: string
+  readonly status?: number
 }
+
+/**
+ * Builds a `ProviderFailure`.
+ * @category constructors
+ */
+export const providerFailure = (code: ProviderErrorCode, message: string, status?: number): ProviderFailure => ({
+  _tag: 'ProviderFailure',
+  code,
+  message,
+  ...(status === undefined ? {} : { status }),
+})
 
 /**
  * The failure class a failed provider step ends its run with (the `failureClass` of the terminal event).
  * @category constructors
  */
-export const failureClassOfProviderError = (error: ProviderError): FailureClass => {
+export const failureClassOfProviderFailure = (error: ProviderFailure): FailureClass => {
   switch (error.code) {
     case 'http_error':
       return error.status === 401 || error.status === 403

@@ -11,8 +11,9 @@ export {
   type ProviderChunk,
   type ModelProvider,
   type ProviderErrorCode,
-  ProviderError,
-  failureClassOfProviderError,
+  type ProviderFailure,
+  providerFailure,
+  failureClassOfProviderFailure,
 } from './ModelProvider.js'
 export { materializeHistory } from './materializeHistory.js'
 export {

@@ -12,8 +12,16 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions'
-import type { ModelProvider, ProviderChunk, ProviderMessage, ProviderRequest, ToolSpec } from './ModelProvider.js'
-import { ProviderError } from './ModelProvider.js'
+import {
+  type ModelProvider,
+  type ProviderChunk,
+  type ProviderErrorCode,
+  type ProviderFailure,
+  type ProviderMessage,
+  type ProviderRequest,
+  type ToolSpec,
+  providerFailure,
+} from './ModelProvider.js'
 
 type OpenAISdk = typeof OpenAISdkModule
 
@@ -62,7 +70,10 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
   }
 
   async function* stream(request: ProviderRequest): AsyncGenerator<ProviderChunk, void, undefined> {
-    if (request.signal?.aborted === true) throw abortedError()
+    if (request.signal?.aborted === true) {
+      yield { type: 'failed', failure: abortedFailure() }
+      return
+    }
     const controller = new AbortController()
     const onAbort = (): void => controller.abort()
     request.signal?.addEventListener('abort', onAbort, { once: true })
@@ -82,8 +93,8 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
     // Where the call was when it broke: a network failure before the response is an unreachable
     // endpoint, one after it has started to answer is a lost connection.
     let answering = false
-    const fail = (cause: unknown): ProviderError =>
-      toProviderError(cause, { aborted: request.signal?.aborted === true, stalled, answering }, sdk)
+    const fail = (cause: unknown): ProviderFailure =>
+      toProviderFailure(cause, { aborted: request.signal?.aborted === true, stalled, answering }, sdk)
     try {
       const connected = await connect()
       sdk = connected.sdk
@@ -119,17 +130,17 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       }
       // The SDK ends the iteration quietly when its signal aborts, which would pass a cut-off
       // answer off as a whole one.
-      if (controller.signal.aborted) throw fail(undefined)
+      if (controller.signal.aborted) throw new StepFailed(fail(undefined))
       clearTimeout(watchdog)
       // A stream that closes without a finish reason was cut off: its text and tool calls may be
       // partial, so it is never passed off as a whole answer.
       if (!finished) {
-        throw new ProviderError('bad_response', 'The model stream ended before the answer was finished.')
+        throw stepFailed('bad_response', 'The model stream ended before the answer was finished.')
       }
       for (const call of completeToolCalls(toolCalls)) yield call
       if (usage !== undefined) yield usage
     } catch (cause) {
-      throw fail(cause)
+      yield { type: 'failed', failure: fail(cause) }
     } finally {
       clearTimeout(watchdog)
       request.signal?.removeEventListener('abort', onAbort)
@@ -224,7 +235,7 @@ const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): Readonl
     .sort(([a], [b]) => a - b)
     .map(([, call]) => {
       if (call.id === undefined || call.name === undefined) {
-        throw new ProviderError('bad_response', 'The model endpoint sent a tool call without an id or a name.')
+        throw stepFailed('bad_response', 'The model endpoint sent a tool call without an id or a name.')
       }
       return { type: 'tool_call', id: call.id, name: call.name, args: parseArgs(call.args) }
     })
@@ -238,14 +249,14 @@ const readJson = async (response: Response): Promise<unknown> => {
   } catch (cause) {
     // An abort (our watchdog or the caller) is classified by the caller; only bad JSON is ours.
     if (cause instanceof SyntaxError) {
-      throw new ProviderError('bad_response', 'The model endpoint answered with a body that is not valid JSON.')
+      throw stepFailed('bad_response', 'The model endpoint answered with a body that is not valid JSON.')
     }
     throw cause
   }
 }
 
-const notACompletion = (): ProviderError =>
-  new ProviderError('bad_response', 'The model endpoint answered with JSON that is not a chat completion.')
+const notACompletion = (): StepFailed =>
+  stepFailed('bad_response', 'The model endpoint answered with JSON that is not a chat completion.')
 
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === 'object' && value !== null && !Array.isArray(value)
@@ -289,7 +300,7 @@ const parseArgs = (text: string): unknown => {
     return JSON.parse(text)
   } catch {
     // The arguments themselves may hold prompt-derived text, so they are not quoted.
-    throw new ProviderError('bad_response', 'The model endpoint sent tool call arguments that are not valid JSON.')
+    throw stepFailed('bad_response', 'The model endpoint sent tool call arguments that are not valid JSON.')
   }
 }
 
@@ -297,29 +308,40 @@ const parseArgs = (text: string): unknown => {
 // errors
 // -------------------------------------------------------------------------------------
 
-const abortedError = (): ProviderError => new ProviderError('aborted', 'The model call was aborted.')
+const abortedFailure = (): ProviderFailure => providerFailure('aborted', 'The model call was aborted.')
+
+// Inside the client a failure unwinds the response parser as an exception; `stream` turns it into
+// the `failed` chunk at its edge, so nothing outside this module sees a throw.
+class StepFailed extends Error {
+  constructor(readonly failure: ProviderFailure) {
+    super(failure.message)
+  }
+}
+
+const stepFailed = (code: ProviderErrorCode, message: string): StepFailed =>
+  new StepFailed(providerFailure(code, message))
 
 // Order matters: the caller's abort wins over everything, and our watchdog's abort looks like a
 // user abort to the SDK.
-const toProviderError = (
+const toProviderFailure = (
   cause: unknown,
   why: { readonly aborted: boolean; readonly stalled: boolean; readonly answering: boolean },
   sdk: OpenAISdk | undefined,
-): ProviderError => {
-  if (cause instanceof ProviderError) return cause
-  if (why.aborted) return abortedError()
-  if (sdk === undefined) return new ProviderError('stream_error', 'The model client could not be loaded.')
+): ProviderFailure => {
+  if (cause instanceof StepFailed) return cause.failure
+  if (why.aborted) return abortedFailure()
+  if (sdk === undefined) return providerFailure('stream_error', 'The model client could not be loaded.')
   const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk
   if (why.stalled || cause instanceof APIConnectionTimeoutError) {
-    return new ProviderError('timeout', 'The model endpoint did not answer in time.')
+    return providerFailure('timeout', 'The model endpoint did not answer in time.')
   }
-  if (cause instanceof APIUserAbortError) return abortedError()
+  if (cause instanceof APIUserAbortError) return abortedFailure()
   if (cause instanceof APIConnectionError) {
-    return new ProviderError('unreachable', 'The model endpoint could not be reached.')
+    return providerFailure('unreachable', 'The model endpoint could not be reached.')
   }
   if (cause instanceof APIError && typeof cause.status === 'number') {
     // The status alone: the body may echo the prompt.
-    return new ProviderError(
+    return providerFailure(
       'http_error',
       cause.status === 401 || cause.status === 403
         ? `The model endpoint refused the credentials (HTTP ${cause.status}).`
@@ -328,13 +350,13 @@ const toProviderError = (
     )
   }
   if (cause instanceof APIError) {
-    return new ProviderError('stream_error', 'The model endpoint reported an error in the stream.')
+    return providerFailure('stream_error', 'The model endpoint reported an error in the stream.')
   }
   if (cause instanceof SyntaxError) {
-    return new ProviderError('bad_response', 'The model endpoint sent a chunk that is not valid JSON.')
+    return providerFailure('bad_response', 'The model endpoint sent a chunk that is not valid JSON.')
   }
   // Past the response headers, what is left is the socket breaking (undici's "terminated").
-  if (why.answering) return new ProviderError('connection_lost', 'The connection to the model endpoint was lost.')
+  if (why.answering) return providerFailure('connection_lost', 'The connection to the model endpoint was lost.')
   // Before them: a URL the client cannot use, or a network failure the SDK did not wrap.
-  return new ProviderError('unreachable', 'The model endpoint could not be reached.')
+  return providerFailure('unreachable', 'The model endpoint could not be reached.')
 }

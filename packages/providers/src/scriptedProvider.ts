@@ -4,7 +4,7 @@
  * call counter; the same script with the same requests always streams the same chunks.
  */
 import type { ModelProvider, ProviderChunk, ProviderMessage, ProviderRequest } from './ModelProvider.js'
-import { ProviderError } from './ModelProvider.js'
+import { providerFailure } from './ModelProvider.js'
 import type { ScriptStep } from './ScriptStep.js'
 
 /**
@@ -31,7 +31,10 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions): ModelPro
 
   async function* stream(request: ProviderRequest): AsyncGenerator<ProviderChunk, void, undefined> {
     const { signal } = request
-    throwIfAborted(signal)
+    if (signal?.aborted === true) {
+      yield abortedChunk()
+      return
+    }
     for (;;) {
       const step = steps[cursor]
       if (step === undefined) {
@@ -42,9 +45,13 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions): ModelPro
       // next call: a retrying loop makes progress through the script instead of failing forever.
       cursor += 1
       if ('delayMs' in step) {
-        await abortableSleep(options.sleep, step.delayMs, signal)
+        if ((await abortableSleep(options.sleep, step.delayMs, signal)) === 'aborted') {
+          yield abortedChunk()
+          return
+        }
       } else if ('error' in step) {
-        throw new ProviderError('scripted_error', step.error)
+        yield { type: 'failed', failure: providerFailure('scripted_error', step.error) }
+        return
       } else if ('text' in step) {
         yield* answer(step.text, request)
         return
@@ -65,7 +72,10 @@ export const makeScriptedProvider = (options: ScriptedProviderOptions): ModelPro
   function* answer(text: string, request: ProviderRequest): Generator<ProviderChunk, void, undefined> {
     const deltas = splitIntoDeltas(text)
     for (const delta of deltas) {
-      throwIfAborted(request.signal)
+      if (request.signal?.aborted === true) {
+        yield abortedChunk()
+        return
+      }
       yield { type: 'text_delta', text: delta }
     }
     yield usageOf(request, deltas.length)
@@ -104,11 +114,10 @@ const usageOf = (request: ProviderRequest, output: number): ProviderChunk => ({
   output,
 })
 
-const abortedError = (): ProviderError => new ProviderError('aborted', 'The model call was aborted.')
-
-const throwIfAborted = (signal: AbortSignal | undefined): void => {
-  if (signal?.aborted === true) throw abortedError()
-}
+const abortedChunk = (): ProviderChunk => ({
+  type: 'failed',
+  failure: providerFailure('aborted', 'The model call was aborted.'),
+})
 
 // Without an injected sleep the timer itself is cleared on abort, so an aborted long delay does not
 // keep the process alive; an injected sleep (tests, fake clocks) is raced against the signal instead,
@@ -117,8 +126,8 @@ const abortableSleep = async (
   sleep: ((ms: number) => Promise<void>) | undefined,
   ms: number,
   signal: AbortSignal | undefined,
-): Promise<void> => {
-  throwIfAborted(signal)
+): Promise<'slept' | 'aborted'> => {
+  if (signal?.aborted === true) return 'aborted'
   let timer: ReturnType<typeof setTimeout> | undefined
   let onAbort: (() => void) | undefined
   const slept =
@@ -126,12 +135,12 @@ const abortableSleep = async (
     new Promise<void>((resolve) => {
       timer = setTimeout(resolve, ms)
     })
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(abortedError())
+  const aborted = new Promise<'aborted'>((resolve) => {
+    onAbort = () => resolve('aborted')
     signal?.addEventListener('abort', onAbort, { once: true })
   })
   try {
-    await Promise.race([slept, aborted])
+    return await Promise.race([slept.then(() => 'slept' as const), aborted])
   } finally {
     clearTimeout(timer)
     if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)

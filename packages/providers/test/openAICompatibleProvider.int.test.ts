@@ -2,9 +2,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
-  failureClassOfProviderError,
+  failureClassOfProviderFailure,
   makeOpenAICompatibleProvider,
-  ProviderError,
+  type ProviderFailure,
   type ModelProvider,
   type ProviderChunk,
   type ProviderMessage,
@@ -135,14 +135,11 @@ const collect = async (provider: ModelProvider, request: ProviderRequest) => {
   return chunks
 }
 
-const rejectionOf = async (promise: Promise<unknown>): Promise<ProviderError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof ProviderError) return error
-    throw error
-  }
-  throw new Error('expected a ProviderError')
+// A failed step ends its stream with one `failed` chunk (it never throws): that chunk's failure.
+const rejectionOf = async (chunks: Promise<ReadonlyArray<ProviderChunk>>): Promise<ProviderFailure> => {
+  const last = (await chunks).at(-1)
+  if (last?.type === 'failed') return last.failure
+  throw new Error('expected the stream to end with a failed chunk')
 }
 
 const providerFor = (baseUrl: string, extra: { apiKey?: string; timeoutMs?: number } = {}) =>
@@ -335,11 +332,11 @@ describe('openAICompatibleProvider', () => {
           requestWith([{ role: 'user', text: SENTINEL }]),
         ),
       )
-      expect(error).toBeInstanceOf(ProviderError)
+      expect(error._tag).toBe('ProviderFailure')
       expect(error.code).toBe('http_error')
       expect(error.status).toBe(500)
       expect(error.message).toBe('The model endpoint answered HTTP 500.')
-      expect(failureClassOfProviderError(error)).toBe('provider_http_error')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_http_error')
       expect(error.message).not.toContain(SENTINEL)
       // maxRetries 0: the failing request is sent exactly once.
       expect(endpoint.received).toHaveLength(1)
@@ -351,7 +348,7 @@ describe('openAICompatibleProvider', () => {
         res.end('{"error":{"message":"bad key"}}')
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
-      expect([error.code, error.status, failureClassOfProviderError(error)]).toEqual([
+      expect([error.code, error.status, failureClassOfProviderFailure(error)]).toEqual([
         'http_error',
         401,
         'provider_auth_error',
@@ -367,7 +364,7 @@ describe('openAICompatibleProvider', () => {
         collect(providerFor(baseUrl, { timeoutMs: 300 }), requestWith([{ role: 'user', text: SENTINEL }])),
       )
       expect(error.code).toBe('timeout')
-      expect(failureClassOfProviderError(error)).toBe('provider_timeout')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_timeout')
       expect(error.message).not.toContain(SENTINEL)
     })
 
@@ -383,10 +380,12 @@ describe('openAICompatibleProvider', () => {
         (async () => {
           for await (const c of providerFor(baseUrl, { timeoutMs: STALL_TIMEOUT_MS }).stream(requestWith([])))
             seen.push(c)
+          return seen
         })(),
       )
       expect(error.code).toBe('timeout')
-      expect(seen).toEqual([{ type: 'text_delta', text: 'Hel' }])
+      // Before the failure that ends it, the stream gave only what the server sent.
+      expect(seen.slice(0, -1)).toEqual([{ type: 'text_delta', text: 'Hel' }])
     })
   })
 
@@ -399,9 +398,12 @@ describe('openAICompatibleProvider', () => {
       const controller = new AbortController()
       const error = await rejectionOf(
         (async () => {
+          const chunks: Array<ProviderChunk> = []
           for await (const c of providerFor(baseUrl).stream(requestWith([], controller.signal))) {
+            chunks.push(c)
             if (c.type === 'text_delta') controller.abort()
           }
+          return chunks
         })(),
       )
       expect(error.code).toBe('aborted')
@@ -423,7 +425,7 @@ describe('openAICompatibleProvider', () => {
       await new Promise<void>((resolve) => closing?.close(() => resolve()))
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'hi' }])))
       expect(error.code).toBe('unreachable')
-      expect(failureClassOfProviderError(error)).toBe('provider_unreachable')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_unreachable')
     })
   })
 
@@ -463,7 +465,7 @@ describe('openAICompatibleProvider', () => {
         res.end(JSON.stringify({ answer: SENTINEL }))
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
-      expect(failureClassOfProviderError(error)).toBe('provider_protocol_error')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_protocol_error')
       expect(error.message).not.toContain(SENTINEL)
     })
   })
@@ -479,7 +481,7 @@ describe('openAICompatibleProvider', () => {
         res.end()
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
-      expect(failureClassOfProviderError(error)).toBe('provider_protocol_error')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_protocol_error')
     })
 
     it('fails as a lost connection when the socket breaks mid-answer', async () => {
@@ -489,7 +491,7 @@ describe('openAICompatibleProvider', () => {
         setTimeout(() => res.socket?.destroy(), 50)
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
-      expect(failureClassOfProviderError(error)).toBe('provider_connection_lost')
+      expect(failureClassOfProviderFailure(error)).toBe('provider_connection_lost')
     })
   })
 
@@ -508,7 +510,9 @@ describe('openAICompatibleProvider', () => {
       expect(endpoint.received[0]?.headers['authorization']).toBe('Bearer sk-test-key-123')
       expect(error.message).not.toContain(SENTINEL)
       expect(error.message).not.toContain('sk-test-key-123')
-      expect(String(error.stack)).not.toContain(SENTINEL)
+      // The failure is a plain value: nothing of it, whole, holds the prompt or the key.
+      expect(JSON.stringify(error)).not.toContain(SENTINEL)
+      expect(JSON.stringify(error)).not.toContain('sk-test-key-123')
     })
   })
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import {
   DEMO_SCRIPT,
   makeScriptedProvider,
-  ProviderError,
+  type ProviderFailure,
   type ModelProvider,
   type ProviderChunk,
   type ProviderMessage,
@@ -27,14 +27,11 @@ const textOf = (chunks: ReadonlyArray<ProviderChunk>): string =>
   chunks.flatMap((c) => (c.type === 'text_delta' ? [c.text] : [])).join('')
 const toolCallsOf = (chunks: ReadonlyArray<ProviderChunk>) => chunks.filter((c) => c.type === 'tool_call')
 
-const rejectionOf = async (promise: Promise<unknown>): Promise<ProviderError> => {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof ProviderError) return error
-    throw error
-  }
-  throw new Error('expected a ProviderError')
+// A failed step ends its stream with one `failed` chunk (it never throws): that chunk's failure.
+const rejectionOf = async (chunks: Promise<ReadonlyArray<ProviderChunk>>): Promise<ProviderFailure> => {
+  const last = (await chunks).at(-1)
+  if (last?.type === 'failed') return last.failure
+  throw new Error('expected the stream to end with a failed chunk')
 }
 
 const noSleep = () => Promise.resolve()
@@ -143,14 +140,14 @@ describe('scriptedProvider', () => {
   })
 
   describe('when the script has an error step', () => {
-    it('throws a scripted_error and the next call goes on after it', async () => {
+    it('fails with a scripted_error and the next call goes on after it', async () => {
       const provider = makeScriptedProvider({
         steps: [{ error: 'rate limited' }, { text: 'recovered' }],
         toolCallIdPrefix: 'p',
         sleep: noSleep,
       })
       const error = await rejectionOf(collect(provider))
-      expect(error).toBeInstanceOf(ProviderError)
+      expect(error._tag).toBe('ProviderFailure')
       expect(error.code).toBe('scripted_error')
       expect(error.message).toBe('rate limited')
       expect(textOf(await collect(provider))).toBe('recovered')

@@ -2,15 +2,25 @@
  * The tool port. A tool runs only after its `function_call` row is committed; the executor appends
  * its `function_response` row when it ends. Tools never write the ledger themselves.
  */
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { ProcessIdentity, ShellRun } from '@maka/events'
 
 /**
+ * Why a shell run could not be recorded: one sentence, safe to show (it never holds the command).
+ * @category models
+ */
+export interface RecordFailure {
+  readonly message: string
+}
+
+/**
  * Where background shell operations are recorded (`shell-runs/<id>.json`), so recovery and the
- * host inspector can see them after a crash.
+ * host inspector can see them after a crash. A record that cannot be written is a `RecordFailure`
+ * value; a recorder that throws is a bug.
  * @category models
  */
 export interface ShellRunRecorder {
-  record(run: ShellRun): Promise<void>
+  record(run: ShellRun): TE.TaskEither<RecordFailure, void>
 }
 
 /**

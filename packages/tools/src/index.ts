@@ -4,7 +4,7 @@
  * recorded as shell runs before the call returns, so recovery and the resume gates can see them.
  * Tools never throw at the executor: failures are error outcomes with one short sentence.
  */
-export type { ShellRunRecorder, ProcessIdentityPort, ToolContext, ToolOutcome, Tool } from './Tool.js'
+export type { ShellRunRecorder, RecordFailure, ProcessIdentityPort, ToolContext, ToolOutcome, Tool } from './Tool.js'
 export { type ToolFailure, failureOutcome } from './ToolFailure.js'
 export { resolveInsideWorkspace } from './resolveInsideWorkspace.js'
 export { type ToolDefinition, defineTool } from './defineTool.js'

@@ -244,11 +244,13 @@ const runBackground = async (
     killGroup(pid)
     return E.left(shellRunNotRecorded(running.left, 'stopped'))
   }
-  try {
-    await context.shellRuns.record(running.right)
-  } catch (cause) {
+  const recorded = await context.shellRuns
+    .record(running.right)()
+    // A recorder that throws is a bug, but the process it was about to name must still be stopped.
+    .catch((cause: unknown) => E.left({ message: cause instanceof Error ? cause.message : String(cause) }))
+  if (E.isLeft(recorded)) {
     killGroup(pid)
-    return E.left(shellRunNotRecorded(cause instanceof Error ? cause.message : String(cause), 'stopped'))
+    return E.left(shellRunNotRecorded(recorded.left.message, 'stopped'))
   }
 
   const timer = timeoutMs === undefined ? undefined : setTimeout(() => killGroup(pid), timeoutMs)
@@ -263,7 +265,8 @@ const runBackground = async (
         endedAt: new Date().toISOString(),
         exitCode: code,
       })
-      if (E.isRight(ended)) await context.shellRuns.record(ended.right)
+      // A final record that cannot be written is left to recovery, like a crash before it.
+      if (E.isRight(ended)) await context.shellRuns.record(ended.right)()
     })
     // Best effort: a record left `running` is turned into `failed` by startup recovery once the pid is gone.
     .catch(() => undefined)

@@ -15,7 +15,7 @@ const registry = makeToolRegistry(builtinTools())
 const records = []
 const context = {
   sessionId: 'session-1', runId: 'run-1', cwd: process.argv[1], toolCallId: 'call-1',
-  shellRuns: { record: async (run) => { records.push(run) } },
+  shellRuns: { record: (run) => async () => { records.push(run); return { _tag: 'Right', right: undefined } } },
   processIdentity: { identify: async () => null },
 }
 const outcome = await registry.get('shell').run({ command: 'sleep 30', background: true }, context)

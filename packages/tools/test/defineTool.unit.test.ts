@@ -1,3 +1,4 @@
+import * as TE from 'fp-ts/lib/TaskEither.js'
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
 import { defineTool, failureOutcome, type ToolContext, type ToolFailure } from '../src/index.js'
@@ -7,7 +8,7 @@ const context: ToolContext = {
   runId: 'r',
   cwd: '/',
   toolCallId: 'c',
-  shellRuns: { record: () => Promise.resolve() },
+  shellRuns: { record: () => TE.right(undefined) },
   processIdentity: { identify: () => Promise.resolve(null) },
 }
 const definition = { name: 'probe', description: 'probe', parameters: { type: 'object' }, mutates: false }

@@ -7,6 +7,7 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node
 import { tmpdir } from 'node:os'
 import * as path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
+import * as E from 'fp-ts/lib/Either.js'
 import type { ShellRun } from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
 import type { ShellRunRecorder, ToolContext } from '../src/index.js'
@@ -28,9 +29,9 @@ export const makeMemoryRecorderUnsafe = (): MemoryRecorder => {
   const records: Array<ShellRun> = []
   return {
     records,
-    record: (run) => {
+    record: (run) => () => {
       records.push(run)
-      return Promise.resolve()
+      return Promise.resolve(E.right(undefined))
     },
     waitFor: async (predicate, timeoutMs = 30_000) => {
       const deadline = Date.now() + timeoutMs

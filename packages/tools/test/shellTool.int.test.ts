@@ -170,7 +170,7 @@ describe('shell', () => {
     it('stops the command and fails the call when the shell run cannot be recorded', async () => {
       // Slow to fail, so the command has time to start a grandchild that must be stopped too.
       const failing: ShellRunRecorder = {
-        record: () => delay(300).then(() => Promise.reject(new Error('disk full'))),
+        record: () => () => delay(300).then(() => E.left({ message: 'disk full' })),
       }
       const outcome = await shell.run(
         { command: 'sleep 30 & echo $! > bg.pid; wait', background: true },

@@ -38,7 +38,7 @@ const generation = (k) => {
 const tool = makeWriteFileTool()
 const context = {
   sessionId: 'session-1', runId: 'run-1', cwd, toolCallId: 'call-1',
-  shellRuns: { record: async () => {} },
+  shellRuns: { record: () => async () => ({ _tag: 'Right', right: undefined }) },
   processIdentity: { identify: async () => null },
 }
 for (let k = Number(first); ; k += 1) {
