@@ -3,7 +3,8 @@
  * checks (the `Unsafe` way) and timestamps count up from a fixed start, so fixtures are
  * deterministic.
  */
-import type { ContinuationSource } from './AgentRun.js'
+import type { AgentRun, ContinuationSource } from './AgentRun.js'
+import { decodeAgentRun } from './decode.js'
 import { makeFiniteNumberUnsafe, makeNonEmptyStringUnsafe } from './ids.js'
 import {
   makeContinuationStartEvent,
@@ -132,4 +133,122 @@ export const makeLedgerBuilderUnsafe = (
     continuationStart: (source) => makeContinuationStartEvent(ids, stamp(), source),
     partial: (event) => ({ ...event, partial: true }),
   }
+}
+
+// -------------------------------------------------------------------------------------
+// run headers and row specs
+// -------------------------------------------------------------------------------------
+
+/**
+ * The cwd and workspace identity fixture headers carry.
+ * @category unsafe
+ */
+export const FIXTURE_CWD = '/work/project'
+/** @category unsafe */
+export const FIXTURE_WORKSPACE = 'fs:64769:1234:/work/project'
+
+/**
+ * A valid AgentRun header, built through the real codec so a fixture can never be a shape a store
+ * would refuse; `omit` removes optional keys the defaults set. Throws on a bad fixture (tests only).
+ * @category unsafe
+ */
+export const makeRunHeaderUnsafe = (
+  overrides: Record<string, unknown> = {},
+  omit: ReadonlyArray<string> = [],
+): AgentRun => {
+  const raw: Record<string, unknown> = {
+    runId: 'run-1',
+    sessionId: 'session-1',
+    turnId: 'turn-1',
+    invocationId: 'invocation-1',
+    status: 'failed',
+    cwd: FIXTURE_CWD,
+    providerId: 'provider-1',
+    modelId: 'model-1',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:01:00.000Z',
+    workspaceIdentity: FIXTURE_WORKSPACE,
+    failureClass: 'app_restarted',
+    ...overrides,
+  }
+  for (const key of omit) delete raw[key]
+  const decoded = decodeAgentRun(raw)
+  if (decoded._tag === 'Left') throw new Error(`bad fixture header: ${decoded.left}`)
+  return decoded.right
+}
+
+/**
+ * The header of a continuation of `source` pinned at `highWater`.
+ * @category unsafe
+ */
+export const makeContinuationHeaderUnsafe = (
+  ids: { readonly runId: string; readonly invocationId: string; readonly turnId: string },
+  source: AgentRun,
+  highWater: number,
+  overrides: Record<string, unknown> = {},
+): AgentRun =>
+  makeRunHeaderUnsafe({
+    ...ids,
+    parentRunId: source.runId,
+    parentTurnId: source.turnId,
+    continuationSource: {
+      sourceInvocationId: source.invocationId,
+      sourceRunId: source.runId,
+      sourceTurnId: source.turnId,
+      sourceRuntimeEventHighWater: highWater,
+    },
+    ...overrides,
+  })
+
+/**
+ * One row of a generated ledger, as data: property tests draw these (over small id pools, so calls,
+ * responses, requests and decisions collide often) and `buildRowsUnsafe` turns them into rows.
+ * @category unsafe
+ */
+export type RowSpec =
+  | { readonly kind: 'userText' | 'modelText' | 'thinking' | 'errorFact'; readonly text: string }
+  | {
+      readonly kind: 'functionCall' | 'functionResponse'
+      readonly id: string
+      readonly tool: string
+      readonly isError: boolean
+    }
+  | { readonly kind: 'permissionRequest' | 'permissionDecision'; readonly id: string; readonly allow: boolean }
+  | { readonly kind: 'terminal'; readonly status: 'completed' | 'failed' | 'aborted' | 'cancelled' }
+
+/**
+ * The rows of `specs`, in order, each partial or from another turn when its spec says so.
+ * @category unsafe
+ */
+export const buildRowsUnsafe = (
+  specs: ReadonlyArray<{ readonly spec: RowSpec; readonly partial: boolean; readonly foreignTurn: boolean }>,
+): ReadonlyArray<RuntimeEvent> => {
+  const l = makeLedgerBuilderUnsafe()
+  return specs.map(({ spec, partial, foreignTurn }) => {
+    const event = ((): RuntimeEvent => {
+      switch (spec.kind) {
+        case 'userText':
+        case 'modelText':
+        case 'thinking':
+        case 'errorFact':
+          return l[spec.kind](spec.text)
+        case 'functionCall':
+          return l.functionCall(spec.id, spec.tool)
+        case 'functionResponse':
+          return l.functionResponse(spec.id, spec.tool, 'r', spec.isError)
+        case 'permissionRequest':
+          return l.permissionRequest(spec.id, 'shell')
+        case 'permissionDecision':
+          return l.permissionDecision(spec.id, spec.allow ? 'allow' : 'deny')
+        case 'terminal':
+          return spec.status === 'completed'
+            ? l.terminal({ status: 'completed' })
+            : spec.status === 'failed'
+              ? l.terminal()
+              : l.terminal({ status: spec.status })
+      }
+    })()
+    const marked = partial ? l.partial(event) : event
+    return foreignTurn ? ({ ...marked, turnId: 'turn-9' } as RuntimeEvent) : marked
+  })
 }

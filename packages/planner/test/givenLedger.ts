@@ -7,13 +7,19 @@ import {
   type AgentRun,
   type ContinuationClaim,
   type RuntimeEvent,
-  decodeAgentRun,
   decodeWith,
   makeNonEmptyStringUnsafe,
   makeRunIdUnsafe,
 } from '@maka/events'
 import { ContinuationClaim as ContinuationClaimCodec } from '@maka/events'
-import { makeLedgerBuilderUnsafe, type LedgerBuilder } from '@maka/events/testing'
+import {
+  FIXTURE_CWD,
+  FIXTURE_WORKSPACE,
+  type LedgerBuilder,
+  makeContinuationHeaderUnsafe,
+  makeLedgerBuilderUnsafe,
+  makeRunHeaderUnsafe,
+} from '@maka/events/testing'
 import type { LedgerSnapshot } from '@maka/stores'
 import { expect } from 'vitest'
 import {
@@ -25,51 +31,14 @@ import {
   planContinuation,
 } from '../src/index.js'
 
-export const CWD = '/work/project'
-export const WORKSPACE = 'fs:64769:1234:/work/project'
+export const CWD = FIXTURE_CWD
+export const WORKSPACE = FIXTURE_WORKSPACE
 
 /** A valid AgentRun header; `omit` removes optional keys the defaults set. */
-export const header = (overrides: Record<string, unknown> = {}, omit: ReadonlyArray<string> = []): AgentRun => {
-  const raw: Record<string, unknown> = {
-    runId: 'run-1',
-    sessionId: 'session-1',
-    turnId: 'turn-1',
-    invocationId: 'invocation-1',
-    status: 'failed',
-    cwd: CWD,
-    providerId: 'provider-1',
-    modelId: 'model-1',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:01:00.000Z',
-    workspaceIdentity: WORKSPACE,
-    failureClass: 'app_restarted',
-    ...overrides,
-  }
-  for (const key of omit) delete raw[key]
-  const decoded = decodeAgentRun(raw)
-  if (decoded._tag === 'Left') throw new Error(`bad fixture header: ${decoded.left}`)
-  return decoded.right
-}
+export const header = makeRunHeaderUnsafe
 
 /** A continuation header of `source` pinned at `highWater`. */
-export const continuationHeader = (
-  ids: { readonly runId: string; readonly invocationId: string; readonly turnId: string },
-  source: AgentRun,
-  highWater: number,
-  overrides: Record<string, unknown> = {},
-): AgentRun =>
-  header({
-    ...ids,
-    parentRunId: source.runId,
-    parentTurnId: source.turnId,
-    continuationSource: {
-      sourceInvocationId: source.invocationId,
-      sourceRunId: source.runId,
-      sourceTurnId: source.turnId,
-      sourceRuntimeEventHighWater: highWater,
-    },
-    ...overrides,
-  })
+export const continuationHeader = makeContinuationHeaderUnsafe
 
 export const claim = (fields: Partial<Record<keyof ContinuationClaim, unknown>>): ContinuationClaim => {
   const decoded = decodeWith(ContinuationClaimCodec)({

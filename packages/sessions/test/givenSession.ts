@@ -2,54 +2,18 @@
  * Builders for the read model's tests: run headers through the real AgentRun codec, so a fixture can
  * never be a shape the store would reject, and the ledger read a store reports for given rows.
  */
-import { type AgentRun, type RuntimeEvent, decodeAgentRun } from '@maka/events'
+import { FIXTURE_CWD, FIXTURE_WORKSPACE, makeContinuationHeaderUnsafe, makeRunHeaderUnsafe } from '@maka/events/testing'
+import type { RuntimeEvent } from '@maka/events'
 import type { LedgerSnapshot } from '@maka/stores'
 
-export const CWD = '/work/project'
-export const WORKSPACE = 'fs:64769:1234:/work/project'
+export const CWD = FIXTURE_CWD
+export const WORKSPACE = FIXTURE_WORKSPACE
 
 /** A valid AgentRun header; `omit` removes optional keys the defaults set. */
-export const header = (overrides: Record<string, unknown> = {}, omit: ReadonlyArray<string> = []): AgentRun => {
-  const raw: Record<string, unknown> = {
-    runId: 'run-1',
-    sessionId: 'session-1',
-    turnId: 'turn-1',
-    invocationId: 'invocation-1',
-    status: 'failed',
-    cwd: CWD,
-    providerId: 'provider-1',
-    modelId: 'model-1',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:01:00.000Z',
-    workspaceIdentity: WORKSPACE,
-    failureClass: 'app_restarted',
-    ...overrides,
-  }
-  for (const key of omit) delete raw[key]
-  const decoded = decodeAgentRun(raw)
-  if (decoded._tag === 'Left') throw new Error(`bad fixture header: ${decoded.left}`)
-  return decoded.right
-}
+export const header = makeRunHeaderUnsafe
 
 /** A continuation header of `source` pinned at `highWater`. */
-export const continuationHeader = (
-  ids: { readonly runId: string; readonly invocationId: string; readonly turnId: string },
-  source: AgentRun,
-  highWater: number,
-  overrides: Record<string, unknown> = {},
-): AgentRun =>
-  header({
-    ...ids,
-    parentRunId: source.runId,
-    parentTurnId: source.turnId,
-    continuationSource: {
-      sourceInvocationId: source.invocationId,
-      sourceRunId: source.runId,
-      sourceTurnId: source.turnId,
-      sourceRuntimeEventHighWater: highWater,
-    },
-    ...overrides,
-  })
+export const continuationHeader = makeContinuationHeaderUnsafe
 
 /** The read a store reports for a whole ledger of `events`. */
 export const ledgerOf = (
