@@ -86,3 +86,23 @@ export { CodeSentences, type SentencedCode, isSentencedCode, describeCode } from
 export { CommittedPrefix, type FailpointDecision, type Failpoint, FAILPOINTS } from './Failpoint.js'
 export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
 export { type StringIndex, makeStringIndex } from './stringIndex.js'
+export {
+  TOOL_BOUNDARY_PROTOCOL,
+  RecoveryMode,
+  SettlementOrigin,
+  SettlementAction,
+  AdjudicationVerdict,
+  AdjudicationActor,
+  Attempt,
+  Sha256Digest,
+  ReconcileBasis,
+  RuntimeProtocol,
+  ToolDispatch,
+  ToolOutcome,
+  SettlementEntry,
+  SettlementPlan,
+  MAX_SETTLEMENTS,
+  operationIdOf,
+  argsDigest,
+  prefixDigestOf,
+} from './ToolJournal.js'
