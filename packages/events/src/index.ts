@@ -83,7 +83,17 @@ export {
   FailureClass,
 } from './ExecutionRejection.js'
 export { CodeSentences, type SentencedCode, isSentencedCode, describeCode } from './CodeSentences.js'
-export { CommittedPrefix, type FailpointDecision, type Failpoint, FAILPOINTS } from './Failpoint.js'
+export {
+  CommittedPrefix,
+  type FailpointDecision,
+  type Failpoint,
+  FAILPOINTS,
+  CommittedPrefixT1,
+  type FailpointPlanT1,
+  type FailpointDecisionT1,
+  type FailpointT1,
+  FAILPOINTS_T1,
+} from './Failpoint.js'
 export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
 export { type StringIndex, makeStringIndex } from './stringIndex.js'
 export {

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest'
 import {
   CodeSentences,
   ExecutionRejectionSentences,
+  CommittedPrefixT1,
   FAILPOINTS,
+  FAILPOINTS_T1,
+  type FailpointPlanT1,
   PARK_REASONS,
   ParkReasonSentences,
   describeCode,
@@ -83,6 +86,69 @@ describe('CodeSentences', () => {
 describe('Failpoint', () => {
   it('numbers P0–P11 without gaps', () => {
     expect(FAILPOINTS.map((f) => f.id)).toEqual(Array.from({ length: 12 }, (_, i) => `P${i}`))
+  })
+})
+
+describe('Failpoint in a protocol run (FAILPOINTS_T1)', () => {
+  const plans = (plan: FailpointPlanT1 | Readonly<Record<string, FailpointPlanT1>>): ReadonlyArray<FailpointPlanT1> =>
+    'disposition' in plan ? [plan as FailpointPlanT1] : Object.values(plan)
+
+  it('keeps the ids and boundaries of P0–P11, over the five prefixes of the protocol ledger', () => {
+    expect(FAILPOINTS_T1.map((f) => [f.id, f.boundary])).toEqual(FAILPOINTS.map((f) => [f.id, f.boundary]))
+    expect(CommittedPrefixT1).toEqual({
+      before_function_call: 1,
+      after_function_call: 2,
+      after_tool_dispatch: 3,
+      after_function_response: 4,
+      after_terminal_event: 5,
+    })
+    expect(FAILPOINTS_T1.map((f) => f.prefix)).toEqual([
+      'before_function_call',
+      'after_function_call',
+      ...Array.from({ length: 3 }, () => 'after_tool_dispatch'),
+      ...Array.from({ length: 4 }, () => 'after_function_response'),
+      ...Array.from({ length: 3 }, () => 'after_terminal_event'),
+    ])
+  })
+
+  it('continues every crash that Phase 1 parked except where an effect cannot be judged', () => {
+    const byId = new Map(FAILPOINTS_T1.map((f) => [f.id, f.decision]))
+    expect(byId.get('P1')?.operationStatus).toBe('definitely_not_dispatched')
+    for (const id of ['P2', 'P3', 'P4']) {
+      const decision = byId.get(id)
+      expect(decision?.operationStatus).toBe('dispatched_outcome_unknown')
+      expect(decision?.plan.replay_safe).toEqual({ disposition: 'continue', action: 'reissue' })
+      expect(decision?.plan.idempotent).toEqual({ disposition: 'continue', action: 'reissue' })
+      expect(decision?.plan.never_auto_retry).toEqual({ disposition: 'park', reason: 'tool_outcome_unknown' })
+      expect(decision?.plan.reconcile).toEqual({
+        applied: { disposition: 'continue', action: 'settle_applied' },
+        not_applied: { disposition: 'continue', action: 'reissue' },
+        diverged: { disposition: 'park', reason: 'reconcile_diverged' },
+        unreadable: { disposition: 'park', reason: 'reconcile_unreadable' },
+      })
+    }
+  })
+
+  it('runs a dispatched call again only for a replay-safe or keyed tool, or a probe that says not applied', () => {
+    for (const { decision } of FAILPOINTS_T1) {
+      if (decision.operationStatus !== 'dispatched_outcome_unknown') continue
+      expect(plans(decision.plan.never_auto_retry).some((p) => p.disposition === 'continue')).toBe(false)
+      const reconcile = decision.plan.reconcile
+      const reissued =
+        'disposition' in reconcile
+          ? []
+          : Object.entries(reconcile).filter(([, p]) => p.disposition === 'continue' && p.action === 'reissue')
+      expect(reissued.map(([verdict]) => verdict)).toEqual(['not_applied'])
+    }
+  })
+
+  it('plans nothing for the call where it was never made or is already answered', () => {
+    for (const { id, decision } of FAILPOINTS_T1) {
+      if (id === 'P1' || decision.operationStatus === 'dispatched_outcome_unknown') continue
+      for (const mode of ['replay_safe', 'idempotent', 'reconcile', 'never_auto_retry'] as const) {
+        expect(plans(decision.plan[mode])).toEqual([{ disposition: 'continue', action: null }])
+      }
+    }
   })
 })
 

@@ -47,12 +47,11 @@ const dispatch = (overrides: Record<string, unknown> = {}): Record<string, unkno
 
 describe('argsDigest', () => {
   it('hashes the RFC 8785 canonical form: sorted keys, shortest numbers, minimal escapes', () => {
-    // The example of RFC 8785 §3.2.2, its input as parsed JSON and its canonical output.
-    const input = {
-      numbers: [333333333.33333329, 1e30, 4.5, 2e-3, 0.000000000000000000000000001],
-      string: '\u20ac$\u000F\u000aA\'\u0042\u0022\u005c\\"/',
-      literals: [null, true, false],
-    }
+    // The example of RFC 8785 §3.2.2: its input text, parsed as a model's arguments are, and its output.
+    const input: unknown = JSON.parse(
+      String.raw`{"numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],` +
+        String.raw` "string": "\u20ac$\u000F\u000aA'\u0042\u0022\u005c\\\"\/", "literals": [null, true, false]}`,
+    )
     const canonical =
       '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],' +
       '"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}'
