@@ -20,10 +20,14 @@ export const ExecutionRejectionSentences = {
   source_cwd_changed: 'The working directory changed after the plan was made.',
   /** The ledger's committed row count differs from the planned high-water. */
   source_high_water_changed: 'The interrupted run’s ledger grew or shrank after the plan was made.',
+  /** The ledger has as many rows as planned, but their bytes no longer hash to the planned prefix digest. */
+  source_prefix_digest_changed: 'The interrupted run’s ledger was rewritten after the plan was made.',
   /** A ledger row's identity differs from the source's. */
   source_ledger_identity_changed: 'The interrupted run’s ledger now holds rows of another run.',
   /** The replay projection is no longer safe or differs from the planned context. */
   source_replay_changed: 'The history to replay changed after the plan was made.',
+  /** A new probe of an operation gives another verdict than the plan's. */
+  reconcile_verdict_changed: 'A tool call’s effect reads differently than when the plan was made.',
   /** The workspace identity differs from the plan's snapshot. */
   workspace_identity_changed: 'The workspace directory changed after the plan was made.',
   /** A background or child operation is now unsettled. */

@@ -63,6 +63,25 @@ export const ParkReasonSentences = {
   provider_resume_head_unsupported: 'The history to replay does not start with a user message.',
   /** The replay history does not end at a user or tool boundary. */
   provider_resume_boundary_unsupported: 'The history to replay does not end at a user message or a tool result.',
+  // Phase 2, the tool journal: added at the end, as codes are never renumbered.
+  /** A dispatched call's effect cannot be judged (a tool that cannot be retried, or a command whose record is lost). */
+  tool_outcome_unknown:
+    'A tool call may have taken effect and cannot be checked automatically; record what happened with `maka resolve`.',
+  /** A command the interrupted turn started is still running; its end will be recorded when it exits. */
+  tool_still_running: 'A command the interrupted turn started is still running; resume once it has finished.',
+  /** A probe found the target neither as it was before the call nor as the call would leave it. */
+  reconcile_diverged: 'A tool call was interrupted and what it changed now matches neither its start nor its end.',
+  /** A probe could not tell whether the call took effect. */
+  reconcile_unreadable: 'A tool call was interrupted and whether it took effect cannot be read back.',
+  /** Automatic recovery of an operation was tried too often, or too many operations are open. */
+  operator_decision_required:
+    'Automatic recovery of a tool call was tried too often; a person must decide what happened.',
+  /** The tool's recovery mode differs from the one recorded when the call was dispatched. */
+  tool_recovery_mode_changed: 'A tool changed how it can be recovered since the call was made.',
+  /** The tool journal contradicts itself (an orphan, a duplicate, a gap or a mismatched identity). */
+  tool_journal_corrupt: 'The record of tool calls contradicts itself.',
+  /** A link of the history chain no longer hashes to the digest its continuation recorded. */
+  source_prefix_digest_mismatch: 'An earlier part of this session’s history changed after it was continued.',
 } as const
 
 /**

@@ -43,6 +43,15 @@ describe('ParkReason', () => {
       'tool_catalog_mismatch',
       'provider_resume_head_unsupported',
       'provider_resume_boundary_unsupported',
+      // Phase 2's codes, at the end of the table (their rank in a plan is the planner's, not this order).
+      'tool_outcome_unknown',
+      'tool_still_running',
+      'reconcile_diverged',
+      'reconcile_unreadable',
+      'operator_decision_required',
+      'tool_recovery_mode_changed',
+      'tool_journal_corrupt',
+      'source_prefix_digest_mismatch',
     ])
   })
 
@@ -63,7 +72,7 @@ describe('ParkReason', () => {
 
 describe('ExecutionRejection', () => {
   it('holds the guard, the twelve revalidation codes and the session-history refusal', () => {
-    expect(Object.keys(ExecutionRejectionSentences)).toHaveLength(15)
+    expect(Object.keys(ExecutionRejectionSentences)).toHaveLength(17)
     expect(ExecutionRejectionSentences).toHaveProperty('session_history_unreadable')
   })
 })
