@@ -55,6 +55,7 @@ export {
   isModelVisible,
   isFunctionCallEvent,
   isFunctionResponseEvent,
+  journalPlacementProblem,
 } from './RuntimeEvent.js'
 export {
   RunStatus,
@@ -115,4 +116,10 @@ export {
   operationIdOf,
   argsDigest,
   prefixDigestOf,
+  type AttemptBrand,
+  type Sha256DigestBrand,
+  type ReconcileBasisBrand,
+  type ToolDispatchBrand,
+  type ToolOutcomeBrand,
+  type SettlementPlanBrand,
 } from './ToolJournal.js'
