@@ -297,7 +297,8 @@ export const journalPlacementProblem = (event: RuntimeEventShape): string | null
     if (event.partial || kind !== 'function_response') {
       return 'actions.toolOutcome stands on a row that is not a committed function_response'
     }
-    if (refs?.operationId !== outcome.operationId) return 'actions.toolOutcome and the row refs name different operations'
+    if (refs?.operationId !== outcome.operationId)
+      return 'actions.toolOutcome and the row refs name different operations'
   }
   if (actions?.settlementPlan !== undefined && !isStartShape(event)) {
     return 'actions.settlementPlan stands on a row that is not a continuation start'
