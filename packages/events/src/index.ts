@@ -73,6 +73,7 @@ export {
   type RowStamp,
   type TerminalOutcome,
   makeInitialUserEvent,
+  type ContinuationJournal,
   makeContinuationStartEvent,
   makeTerminalEvent,
 } from './lifecycleEvents.js'
@@ -123,3 +124,12 @@ export {
   type ToolOutcomeBrand,
   type SettlementPlanBrand,
 } from './ToolJournal.js'
+export {
+  PROTOCOL_MARKER,
+  withProtocolMarker,
+  isProtocolMarked,
+  type DispatchFields,
+  type OutcomeFields,
+  makeDispatchEvent,
+  makeToolOutcome,
+} from './journalRows.js'
