@@ -70,8 +70,8 @@ describe('the RuntimeEvent codec and the tool journal', () => {
 
   it('refuses journal values outside their exact shapes', () => {
     const { dispatch, response } = protocolRows()
-    const toolDispatch = dispatch.actions?.toolDispatch as Record<string, unknown>
-    const toolOutcome = response.actions?.toolOutcome as Record<string, unknown>
+    const toolDispatch = { ...dispatch.actions?.toolDispatch }
+    const toolOutcome = { ...response.actions?.toolOutcome }
     const bad: ReadonlyArray<unknown> = [
       { ...dispatch, actions: { toolDispatch: { ...toolDispatch, attempt: 0 } } },
       { ...dispatch, actions: { toolDispatch: { ...toolDispatch, recoveryMode: 'outcome_unknown' } } },
