@@ -35,6 +35,7 @@ export type {
   OutlinedPlan,
   ContinuationOutline,
   ReplaySegment,
+  OpenToolOperation,
 } from './ContinuationPlan.js'
 export type { ParkFinding, ParkFindings, Gate } from './ParkFinding.js'
 
@@ -62,7 +63,14 @@ export type {
   RuntimeContinuationPlanner,
 } from './PlannerPorts.js'
 export type { ObservationError, PortThrew, PortFailure } from './PortFailure.js'
-export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
+export type {
+  HostFacts,
+  WorkspaceCheckpoint,
+  UnsettledOperation,
+  OperationFacts,
+  ProbeVerdict,
+  ReattachObservation,
+} from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------
 // shared rules
