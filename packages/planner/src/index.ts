@@ -55,6 +55,8 @@ export type {
 export type {
   PlannerStorePort,
   HostFactsPort,
+  OperationToObserve,
+  ObservedOperation,
   IdSource,
   OwnerLiveness,
   LedgerFoldCounts,

@@ -33,6 +33,8 @@ import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './interna
 import { type GateView, evaluateGates, reaskedPermissions } from './internal/gates.js'
 import { type JournalView, journalReplay, makeJournalView } from './internal/journalView.js'
 import type { HostFacts, OperationFacts } from './HostFacts.js'
+import { sameCwd } from './normalizeCwd.js'
+import type { OpenOperation } from '@maka/projection'
 import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
 import type { BoundaryHolders, PlanningInput } from './PlanningInput.js'
 import { type FoldedAncestorLookup, foldedLookup, walkChain } from './walkAncestors.js'
@@ -103,6 +105,58 @@ export const ledgerWarnings = (
         }),
       ]
 
+// Early exits 6–9 and the ancestor walk.
+const walkedChain = (input: FoldedPlanningInput) => {
+  const { source, ledger, folded } = input
+  return pipe(
+    workspaceIdentityRecorded(source),
+    E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
+    E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
+    E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
+    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
+  )
+}
+
+/**
+ * The open operations of the chain whose decision needs the host to read the world — the mode its
+ * tool gives the call's args today, a `reconcile` probe, a `reattach` observation — and may: the
+ * early exits pass and the workspace is the one the calls ran in (gates 6 and 7). Planning again
+ * with what the host read ({@link FoldedPlanningInput.operationFacts}) decides them.
+ * @category constructors
+ */
+export const operationsToObserve = (input: FoldedPlanningInput): ReadonlyArray<OpenOperation> => {
+  const chained = walkedChain(input)
+  if (E.isLeft(chained)) return []
+  const journal = makeJournalView(chained.right.segments, input.facts, undefined)
+  const { source, facts } = input
+  const sameWorkspace =
+    sameCwd(source.cwd, facts.currentCwd) &&
+    source.workspaceIdentity !== undefined &&
+    source.workspaceIdentity === facts.currentWorkspaceIdentity
+  return journal === null || !sameWorkspace ? [] : journal.decided.awaitingFacts
+}
+
+/**
+ * {@link operationsToObserve} for already-loaded data.
+ * @category constructors
+ */
+export const operationsToObserveIn = (input: PlanningInput): ReadonlyArray<OpenOperation> =>
+  operationsToObserve(foldedInput(input, new Map()))
+
+const foldedInput = (input: PlanningInput, rowsOf: Map<string, ReadonlyArray<RuntimeEvent>>): FoldedPlanningInput => {
+  const { source, ledger, facts } = input
+  rowsOf.set(source.runId, ledger.events)
+  return {
+    source,
+    ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
+    folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
+    ancestors: foldedLookup(input.ancestors, rowsOf),
+    ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),
+    facts,
+    ...(input.operationFacts === undefined ? {} : { operationFacts: input.operationFacts }),
+  }
+}
+
 /**
  * Plans a continuation of folded ledgers: early exits 6–9, the ancestor walk and gates 0–13. The
  * continuation's history is an outline: segments of the chain's rows.
@@ -114,13 +168,7 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
   const warnings = ledgerWarnings(source, ledger)
   const expectedHighWater = expectedHighWaterOf(facts)
   const boundary = { sourceRunId: source.runId, sourceRuntimeEventHighWater: highWater }
-  const chained = pipe(
-    workspaceIdentityRecorded(source),
-    E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
-    E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
-    E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
-    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
-  )
+  const chained = walkedChain(input)
   if (E.isLeft(chained)) return makeParkedPlan(chained.left, boundary, warnings)
   const chain = chained.right
   const journal = makeJournalView(chain.segments, facts, input.operationFacts)
@@ -208,19 +256,7 @@ const journalWarnings = (view: GateView, journal: JournalView): ReadonlyArray<Pl
  * @category constructors
  */
 export const planContinuation = (input: PlanningInput, ids: ContinuationIds): ContinuationPlan => {
-  const { source, ledger, facts } = input
-  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>([[source.runId, ledger.events]])
-  const outlined = planFolded(
-    {
-      source,
-      ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
-      folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
-      ancestors: foldedLookup(input.ancestors, rowsOf),
-      ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),
-      facts,
-      ...(input.operationFacts === undefined ? {} : { operationFacts: input.operationFacts }),
-    },
-    ids,
-  )
+  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>()
+  const outlined = planFolded(foldedInput(input, rowsOf), ids)
   return materializePlan(outlined, (runId) => rowsOf.get(runId) ?? [])
 }

@@ -122,6 +122,20 @@ const journalFindings = (view: GateView, journal: JournalView) => {
       }),
     )
   }
+  // An operation whose decision needs a probe or an observation the host did not make parks: nothing
+  // proves what became of it. (When the workspace is not the call's, gates 6 and 7 park instead.)
+  const awaiting = journal.decided.awaitingFacts
+  if (awaiting.length > 0 && E.isRight(cwdUnchanged(view)) && E.isRight(workspaceIdentityUnchanged(view))) {
+    findings.push(
+      makeParkFinding('tool_outcome_unknown', {
+        reason: 'observation_unavailable',
+        operations: journal.decided.decisions
+          .filter((d) => d.action === null && d.reason === null)
+          .slice(0, DETAIL_LIMIT)
+          .map(describeOperation),
+      }),
+    )
+  }
   if (journal.decided.tooManySettlements) {
     findings.push(
       makeParkFinding('operator_decision_required', { openOperations: journal.projection.openOperations.length }),
