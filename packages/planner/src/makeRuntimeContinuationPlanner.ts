@@ -315,7 +315,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
     plan: (facts: ReadonlyMap<string, OperationFacts> | undefined) => P,
     parked: (findings: ParkFindings) => P,
   ): T.Task<P> => {
-    const observeOperations = host.observeOperations
+    const observeOperations = host.observeOperations?.bind(host)
     if (operations.length === 0 || observeOperations === undefined) return T.of(plan(undefined))
     const asked = operations.map((op) => ({
       operationId: op.operationId,
@@ -327,7 +327,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       reconcileBasis: op.reconcileBasis,
     }))
     return pipe(
-      attempt(() => observeOperations.call(host, { sessionId, sourceRun: source, operations: asked })),
+      attempt(() => observeOperations({ sessionId, sourceRun: source, operations: asked })),
       T.map(
         E.match(
           (cause) =>

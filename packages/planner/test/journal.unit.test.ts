@@ -16,7 +16,7 @@ const operationFacts = (facts: Record<string, unknown>, operationId = 'run-1-o2'
 const protocolRun = (
   tool: string,
   args: unknown,
-  after: (l: ReturnType<typeof rows>, call: RuntimeEvent) => RuntimeEvent[],
+  after: (l: ReturnType<typeof rows>, call: RuntimeEvent) => Array<RuntimeEvent>,
 ) => {
   const l = rows()
   const user = l.protocolUserText('go')

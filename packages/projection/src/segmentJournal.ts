@@ -101,6 +101,9 @@ export interface SegmentJournal {
   readonly openArgs: ReadonlyMap<string, unknown>
   /** Rows folded. */
   readonly rows: number
+  /** Committed (non-partial) rows, and how many of them are calls or responses: a replay's size. */
+  readonly committedRows: number
+  readonly toolRows: number
 }
 
 /**
@@ -140,6 +143,8 @@ const hasJournalKeyIn = (event: RuntimeEvent): boolean => {
  */
 export const makeSegmentJournalFolder = (runId: string): SegmentJournalFolder => {
   let rows = 0
+  let committedRows = 0
+  let toolRows = 0
   let protocol = false
   let hasJournalKey = false
   let misplacedMarker: string | null = null
@@ -165,6 +170,8 @@ export const makeSegmentJournalFolder = (runId: string): SegmentJournalFolder =>
       else misplacedMarker ??= event.id
     }
     if (event.partial) return
+    committedRows += 1
+    if (isFunctionCallEvent(event) || isFunctionResponseEvent(event)) toolRows += 1
     if (row === 1 && event.actions?.settlementPlan !== undefined) settlementPlan = event.actions.settlementPlan
     const dispatch = event.actions?.toolDispatch
     if (dispatch !== undefined) {
@@ -238,6 +245,8 @@ export const makeSegmentJournalFolder = (runId: string): SegmentJournalFolder =>
       settlementPlan,
       openArgs,
       rows,
+      committedRows,
+      toolRows,
     }),
   }
 }
