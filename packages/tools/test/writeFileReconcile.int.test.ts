@@ -296,7 +296,7 @@ describe('write_file reconcile', () => {
   })
 
   describe('basis, then the write or no write', () => {
-    it('is applied after an atomic write, and not_applied without one unless the bytes already match', async () => {
+    it('is applied after an atomic write, and not_applied without one unless the bytes already match (or refused)', async () => {
       let n = 0
       await fc.assert(
         fc.asyncProperty(
@@ -310,11 +310,14 @@ describe('write_file reconcile', () => {
               await mkdir(at('p'), { recursive: true })
               await writeFile(at(args.path), before)
             }
+            // write_file refuses a NUL in its content: the basis is none, the write an error, nothing applied.
+            const refused = content.includes('\0')
             const basis = await basisFor(args)
-            if (write) expect((await writeFileTool.run(args, ws.context)).isError).toBe(false)
+            expect(basis === 'none').toBe(refused)
+            if (write) expect((await writeFileTool.run(args, ws.context)).isError).toBe(refused)
             const same = before !== undefined && Buffer.from(before).equals(Buffer.from(content))
             const expected: ProbeVerdict =
-              write || same
+              !refused && (write || same)
                 ? {
                     verdict: 'applied',
                     output: { path: path.join('p', `${n}.txt`), bytes: Buffer.byteLength(content) },
@@ -323,7 +326,7 @@ describe('write_file reconcile', () => {
             expect(await probe(args, basis)).toEqual(expected)
           },
         ),
-        { numRuns: 100 },
+        { numRuns: 200 },
       )
     })
   })
