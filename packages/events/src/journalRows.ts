@@ -87,7 +87,10 @@ export const makeDispatchEvent = (
 ): E.Either<string, RuntimeEvent> =>
   E.map((toolDispatch: ToolDispatch): RuntimeEvent => ({
     id: stamp.eventId,
-    ...identity,
+    sessionId: identity.sessionId,
+    invocationId: identity.invocationId,
+    runId: identity.runId,
+    turnId: identity.turnId,
     ts: stamp.ts,
     partial: false,
     role: 'system',
