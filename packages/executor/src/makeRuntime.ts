@@ -36,7 +36,7 @@ export type { TurnRequest, TurnResult, ContinuationResult, ResumeRequest, Resume
 export const makeRuntime = (deps: RuntimeDeps): Runtime => {
   const ctx = makeRunContext(deps)
   const plannerDeps = {
-    host: plannerHostPort(deps.stores, deps.inspector),
+    host: plannerHostPort(deps.stores, deps.inspector, { protocol: ctx.protocol, tools: deps.tools }),
     ids: {
       newContinuationIds: () => ({
         invocationId: ctx.newInvocationId(),

@@ -8,6 +8,8 @@ import type { AgentRun } from '@maka/events'
 import type { HostInspector, InspectError, SessionStatePort } from '@maka/host-inspector'
 import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
 import type { StoreError, StorePorts } from '@maka/stores'
+import { type Tool, recoveryModesOf } from '@maka/tools'
+import { type ReattachObserver, makeObserveOperations } from './observeOperations.js'
 
 // A run folder without run.json is a create that never completed (the header is linked last): that
 // run never existed (decisions #10). Any other unreadable header stays listed, so that no consumer
@@ -35,7 +37,7 @@ export const plannerStorePort = (stores: StorePorts): PlannerStorePort => ({
  * @category constructors
  */
 export const observeHostFacts =
-  (stores: StorePorts, inspector: HostInspector) =>
+  (stores: StorePorts, inspector: HostInspector, journal?: HostJournal) =>
   (sessionId: string, sourceRun: AgentRun): TE.TaskEither<StoreError | InspectError, HostFacts> =>
     pipe(
       stores.sessions.read(sessionId),
@@ -47,19 +49,40 @@ export const observeHostFacts =
           sourceRunId: sourceRun.runId,
         }),
       ),
+      TE.map((facts) =>
+        journal === undefined
+          ? facts
+          : { ...facts, toolJournal: journal.protocol, toolRecoveryModes: recoveryModesOf(journal.tools) },
+      ),
     )
+
+/**
+ * What this host says about the tool journal (Phase 2): whether a run started here writes it, and
+ * the tools whose recovery modes and probes decide open operations.
+ * @category models
+ */
+export interface HostJournal {
+  readonly protocol: boolean
+  readonly tools: ReadonlyArray<Tool>
+  readonly reattach?: ReattachObserver
+}
 
 /**
  * The planner's host-facts port over the stores and the inspector.
  * @category constructors
  */
-export const plannerHostPort = (stores: StorePorts, inspector: HostInspector): HostFactsPort => ({
+export const plannerHostPort = (
+  stores: StorePorts,
+  inspector: HostInspector,
+  journal?: HostJournal,
+): HostFactsPort => ({
   ownerLiveness: (sessionId) =>
     pipe(
       stores.ownerLocks.read(sessionId),
       TE.flatMap((lock) => TE.fromTask(() => inspector.ownerLiveness(lock))),
     ),
-  observe: ({ sessionId, sourceRun }) => observeHostFacts(stores, inspector)(sessionId, sourceRun),
+  observe: ({ sessionId, sourceRun }) => observeHostFacts(stores, inspector, journal)(sessionId, sourceRun),
+  ...(journal === undefined ? {} : { observeOperations: makeObserveOperations(journal.tools, journal.reattach) }),
 })
 
 /**
