@@ -23,8 +23,9 @@ export interface StoreCapabilities {
    * JSONL: true (one `O_APPEND` write of the row and its newline, then an fsync of the file and of
    * its directory chain up to the data dir, before the append resolves). SQLite: true (WAL with
    * `synchronous=FULL`, set at open). PostgreSQL: true only when, at open, the server acknowledges a
-   * commit after flushing its WAL locally (`synchronous_commit` not `off`, `fsync` on), or the
-   * adapter was told to assume it; false until the store has been opened (`ready()`).
+   * commit after flushing its WAL locally (`fsync` on, `synchronous_commit` a level that waits for
+   * the local flush, not `off`), or the adapter was told to assume it; false until the store has
+   * been opened (`ready()`).
    */
   readonly durableAppend: boolean
 }
