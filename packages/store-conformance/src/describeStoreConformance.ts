@@ -57,6 +57,11 @@ export interface ConformanceSubject {
    * bypassing the port: the suite gives a text of the same length, so only a digest can tell.
    */
   readonly rewriteRow: (location: string, sessionId: string, runId: string, line: number, text: string) => Promise<void>
+  /**
+   * What `capabilities.durableAppend` must answer once the store has served a call: true for the
+   * JSONL files and SQLite; for PostgreSQL, what the server's settings imply.
+   */
+  readonly durableAppend: boolean
 }
 
 const RACERS = 8
@@ -297,6 +302,16 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
       })
     })
 
+    describe('capabilities', () => {
+      it('says whether a durable append survives a crash of the machine', async () => {
+        const { stores } = await freshStores()
+        expect(await value(stores.sessions.list())).toEqual([])
+        expect(stores.capabilities.durableAppend).toBe(subject.durableAppend)
+        // A copy of the ports (a host's wrapper) carries the same answer.
+        expect({ ...stores }.capabilities.durableAppend).toBe(subject.durableAppend)
+      })
+    })
+
     describe('ledger fold and replay', () => {
       // What every adapter's digest covers: each row text plus a newline, in order (a JSONL file's bytes).
       const digestOf = (events: ReadonlyArray<RuntimeEvent>) =>
@@ -329,6 +344,66 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         const { scan, handed } = await foldOf(reopened)
         expect(handed).toEqual(events)
         expect(scan).toEqual(scanOf(snapshot, digestOf(events)))
+      })
+
+      // The prefix digest at a pin, from the same pass: the digest after exactly `h` rows, computed
+      // here over the rows' JSON texts; every adapter must give the same hex for the same rows.
+      it('reports the prefix digest at a pin (0, 1, the middle, the high-water) and none past it', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 9)
+        const reopened = await open(location)
+        const { scan: plain } = await foldOf(reopened)
+        expect(plain).not.toHaveProperty('digestAt')
+        for (const pin of [0, 1, 5, 9]) {
+          const handed: Array<RuntimeEvent> = []
+          const scan = await value(reopened.events.fold(S, source.runId, (e) => handed.push(e), { digestAt: pin }))
+          expect(handed).toEqual(events)
+          expect(scan).toEqual({ ...plain, digestAt: { rows: pin, digest: digestOf(events.slice(0, pin)) } })
+        }
+        expect(plain.digest).toBe(digestOf(events))
+        for (const pin of [10, 1000]) {
+          const handed: Array<RuntimeEvent> = []
+          const scan = await value(reopened.events.fold(S, source.runId, (e) => handed.push(e), { digestAt: pin }))
+          expect(handed).toEqual(events)
+          expect(scan).toEqual(plain)
+          expect(scan).not.toHaveProperty('digestAt')
+        }
+        // A scan with a pin is still what a replay takes.
+        const pinned = await value(reopened.events.fold(S, source.runId, () => undefined, { digestAt: 3 }))
+        expect((await replayOf(reopened, pinned)).handed).toEqual(events)
+      })
+
+      it('digests pin 0 of an empty run, and refuses a pin that is not a row count, reading nothing', async () => {
+        const { stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        await value(stores.runs.create(runHeader(source)))
+        const noop = () => undefined
+        expect(await value(stores.events.fold(S, source.runId, noop, { digestAt: 0 }))).toMatchObject({
+          highWater: 0,
+          digest: digestOf([]),
+          digestAt: { rows: 0, digest: digestOf([]) },
+        })
+        expect(await value(stores.events.fold(S, source.runId, noop, { digestAt: 1 }))).not.toHaveProperty('digestAt')
+        for (const pin of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+          const refused = await failure(stores.events.fold(S, source.runId, noop, { digestAt: pin }))
+          expect(refused).toMatchObject({ _tag: 'InvalidRecord', record: 'FoldOptions' })
+        }
+        expect((await failure(stores.events.fold(S, 'run-7', noop, { digestAt: 0 })))._tag).toBe('NotFound')
+      })
+
+      it('digests a pin before, at and past an undecodable row, which is committed', async () => {
+        const { location, stores } = await freshStores()
+        const events = await withSourceRun(stores, 3)
+        await subject.writeGarbageRow(location, S, source.runId)
+        const reopened = await open(location)
+        const { scan } = await foldOf(reopened)
+        expect(scan).toMatchObject({ highWater: 4, rows: 3, problem: { _tag: 'Unreadable', line: 4 } })
+        const at = async (pin: number) =>
+          (await value(reopened.events.fold(S, source.runId, () => undefined, { digestAt: pin }))).digestAt
+        expect(await at(3)).toEqual({ rows: 3, digest: digestOf(events) })
+        // The pin counts rows as `highWater` does, not as `rows` does.
+        expect(await at(4)).toEqual({ rows: 4, digest: scan.digest })
+        expect(await at(5)).toBeUndefined()
       })
 
       it('folds an empty run, a missing run and a hostile id as read reads them', async () => {
@@ -387,6 +462,11 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
           expect(handed).toEqual(events)
           expect(scan).toEqual(scanOf(snapshot, digestOf(events)))
           expect((await replayOf(reopened, scan)).handed).toEqual(events)
+          // The torn row is not committed: a pin at the high-water digests the committed rows, one past it has no digest.
+          const pinned = await value(reopened.events.fold(S, source.runId, () => undefined, { digestAt: 3 }))
+          expect(pinned).toEqual({ ...scan, digestAt: { rows: 3, digest: digestOf(events) } })
+          const past = await value(reopened.events.fold(S, source.runId, () => undefined, { digestAt: 4 }))
+          expect(past).toEqual(scan)
         })
 
       it('replays the folded rows in order, awaiting each batch, whatever was appended since', async () => {

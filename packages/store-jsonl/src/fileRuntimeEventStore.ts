@@ -13,6 +13,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import {
   type AppendOptions,
   type AppendResult,
+  checkFoldOptions,
   checkIds,
   checkReplayExpectation,
   emptyLedgerScan,
@@ -32,7 +33,8 @@ import {
 } from '@maka/stores'
 import { attempt, openConfined, pathExists, toTask, type Outcome, type StoreContext } from './internal/durableFs.js'
 import { readLastRow } from './internal/readLastRow.js'
-import { EMPTY_DIGEST, foldLedgerFile, readLedgerFile, replayLedgerFile } from './internal/readLedgerFile.js'
+import { EMPTY_DIGEST } from './internal/committedDigest.js'
+import { foldLedgerFile, readLedgerFile, replayLedgerFile } from './internal/readLedgerFile.js'
 import { serialized } from './internal/runQueue.js'
 import type { StoreFile } from './StoreFs.js'
 import { ledgerPath, runDir, runHeaderPath } from './layout.js'
@@ -81,10 +83,15 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     sessionId: string,
     runId: string,
     onEvent: (event: RuntimeEvent) => void,
+    pin: number | undefined,
   ): Outcome<LedgerScan> => {
     const path = ledgerPath(dataDir, sessionId, runId)
-    const scan = await foldLedgerFile(context, path, { sessionId, runId }, onEvent)
-    if (E.isLeft(scan)) return scan.left._tag === 'NotFound' ? missingLedger(sessionId, runId, emptyLedgerScan) : scan
+    const scan = await foldLedgerFile(context, path, { sessionId, runId }, onEvent, pin)
+    if (E.isLeft(scan)) {
+      if (scan.left._tag !== 'NotFound') return scan
+      const empty = pin === 0 ? { ...emptyLedgerScan, digestAt: { rows: 0, digest: EMPTY_DIGEST } } : emptyLedgerScan
+      return missingLedger(sessionId, runId, empty)
+    }
     if (scan.right.problem === null && scan.right.tornTail === null) {
       committed.set(path, { rows: scan.right.highWater, bytes: scan.right.committedBytes })
     }
@@ -239,12 +246,16 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
         },
         () => `read the ledger of run ${runId} in session ${sessionId}`,
       ),
-    fold: (sessionId, runId, onEvent) =>
+    fold: (sessionId, runId, onEvent, options = {}) =>
       toTask(
         async () => {
           const ids = checkIds(['sessionId', sessionId], ['runId', runId])
           if (E.isLeft(ids)) return ids
-          return serialized(runDir(dataDir, sessionId, runId), () => foldLocked(sessionId, runId, onEvent))
+          const checked = checkFoldOptions(options)
+          if (E.isLeft(checked)) return checked
+          return serialized(runDir(dataDir, sessionId, runId), () =>
+            foldLocked(sessionId, runId, onEvent, options.digestAt),
+          )
         },
         () => `fold the ledger of run ${runId} in session ${sessionId}`,
       ),

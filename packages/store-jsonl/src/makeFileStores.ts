@@ -45,6 +45,10 @@ export interface FileStoresOptions {
   readonly fs?: StoreFs
 }
 
+// A durable append is one O_APPEND write of the row and its newline, then an fsync of the file and
+// of its directory chain up to the data dir, and it resolves only after both (decision 150).
+const FILE_CAPABILITIES = Object.freeze({ durableAppend: true })
+
 /**
  * Opens the stores of a data directory. Touches nothing on disk until a method runs.
  * @category constructors
@@ -60,5 +64,6 @@ export const makeFileStores = (dataDir: string, options: FileStoresOptions = {})
     shellRuns: makeShellRunStore(context),
     claims: makeClaimStore(context),
     ownerLocks: makeOwnerLockStore(context),
+    capabilities: FILE_CAPABILITIES,
   }
 }

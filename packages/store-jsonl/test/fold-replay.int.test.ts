@@ -106,6 +106,48 @@ describe('RuntimeEventStore.fold', () => {
     expect(scan).toEqual(scanOf(snapshot, sha256(bytes.subarray(0, snapshot.committedBytes))))
   })
 
+  // The prefix digest at a pin is the file's bytes up to the end of row `pin`, whatever the medium
+  // does around it: chunk and window boundaries, bad rows dropped as they stream, a torn tail.
+  it.each(cases())(
+    'reports the digest of the bytes up to the pin’s newline, from the same pass: %s',
+    async (_, bytes) => {
+      const { stores } = await givenLedgerBytes(bytes)
+      const plain = await fold(stores)
+      const ends: Array<number> = []
+      for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) ends.push(at + 1)
+      expect(ends).toHaveLength(plain.scan.highWater)
+      const highWater = plain.scan.highWater
+      // The rows around the first read chunk's end, the middle, and the ends of the ledger.
+      const atChunk = ends.filter((end) => end <= 1 << 20).length
+      const pins = [0, 1, Math.floor(highWater / 2), atChunk, atChunk + 1, highWater - 1, highWater]
+      for (const pin of new Set(pins.filter((p) => p >= 0 && p <= highWater))) {
+        const handed: Array<RuntimeEvent> = []
+        const scan = await value(stores.events.fold(sessionId, runId, (event) => handed.push(event), { digestAt: pin }))
+        expect(handed).toEqual(plain.handed)
+        const end = pin === 0 ? 0 : ends[pin - 1]!
+        expect(scan).toEqual({ ...plain.scan, digestAt: { rows: pin, digest: sha256(bytes.subarray(0, end)) } })
+      }
+      const past = await value(stores.events.fold(sessionId, runId, () => undefined, { digestAt: highWater + 1 }))
+      expect(past).toEqual(plain.scan)
+    },
+  )
+
+  it('reports pin 0 of a run without a ledger file as the digest of zero bytes, and nothing past it', async () => {
+    const stores = await givenRun()
+    const noop = () => undefined
+    const empty = sha256(Buffer.alloc(0))
+    expect(await value(stores.events.fold(sessionId, runId, noop, { digestAt: 0 }))).toEqual({
+      rows: 0,
+      highWater: 0,
+      committedBytes: 0,
+      tornTail: null,
+      problem: null,
+      digest: empty,
+      digestAt: { rows: 0, digest: empty },
+    })
+    expect(await value(stores.events.fold(sessionId, runId, noop, { digestAt: 1 }))).not.toHaveProperty('digestAt')
+  })
+
   it('hashes the committed bytes only: a torn tail is outside the digest', async () => {
     const clean = bytesOf(referenceLedger())
     const { stores } = await givenLedgerBytes(Buffer.concat([clean, Buffer.from('{"id":"cu')]))

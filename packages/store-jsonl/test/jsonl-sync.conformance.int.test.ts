@@ -14,6 +14,7 @@ import { ledgerPath, makeFileStores, syncStoreFs } from '../src/index.js'
 const CHILD = fileURLToPath(new URL('./syncFileStores.mjs', import.meta.url))
 
 describeStoreConformance('jsonl over synchronous calls', {
+  durableAppend: true,
   fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-sync-')),
   open: (dataDir) => Promise.resolve(makeFileStores(dataDir, { fs: syncStoreFs })),
   remove: (dataDir) => rm(dataDir, { recursive: true, force: true }),

@@ -12,6 +12,7 @@ import { ledgerPath, makeFileStores } from '../src/index.js'
 const STORES_DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 describeStoreConformance('jsonl', {
+  durableAppend: true,
   fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-')),
   open: (dataDir) => Promise.resolve(makeFileStores(dataDir)),
   remove: (dataDir) => rm(dataDir, { recursive: true, force: true }),

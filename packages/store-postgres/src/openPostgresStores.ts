@@ -20,10 +20,12 @@ import {
   withSubject,
   type SqlDatabase,
   type SqlStoreContext,
+  type StoreCapabilities,
   type StorePorts,
 } from '@maka/stores'
 import pg from 'pg'
 import { migrate, parseTarget, redactError, type Target } from './database.js'
+import { isDurableCommit, readCommitSettings } from './durability.js'
 import { makePostgresDatabase, postgresDialect, sha256 } from './postgresDatabase.js'
 import { makePostgresOwnerLockStore, makePostgresOwnership } from './postgresOwnerLocks.js'
 
@@ -35,7 +37,8 @@ export interface PostgresStores extends StorePorts {
   /** The host id recorded with every owner lock this instance takes. */
   readonly hostId: string
   /**
-   * Connects and brings the schema up to date now, rather than at the first call; rejects with an
+   * Connects and brings the schema up to date now, rather than at the first call, and reads the
+   * server's `synchronous_commit` and `fsync` for `capabilities.durableAppend`; rejects with an
    * error whose words hold no secret of the URL and whose `code` is the SQLSTATE or errno.
    */
   readonly ready: () => Promise<void>
@@ -52,6 +55,12 @@ export interface PostgresStoresOptions {
   readonly hostId?: string
   /** Connections of the statement pool (default 4); the lock connection is one more. */
   readonly poolSize?: number
+  /**
+   * Report `capabilities.durableAppend` true whatever the server's settings, without asking it: for
+   * a scratch test cluster that runs with `fsync = off`, where crashes kill clients, never the server.
+   * Never for a store that holds real work.
+   */
+  readonly assumeDurable?: boolean
 }
 
 /**
@@ -75,6 +84,14 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
   let ready: Promise<SqlDatabase> | null = null
   let closed = false
   const ownership = makePostgresOwnership(target, () => closed)
+  // Decided when the store opens, from the server's settings (false until then), or assumed.
+  const assumed = options.assumeDurable === true
+  let durable = assumed
+  const capabilities: StoreCapabilities = {
+    get durableAppend() {
+      return durable
+    },
+  }
 
   const closedError = () => Object.assign(new Error('the store was closed'), { code: 'STORE_CLOSED' })
 
@@ -87,10 +104,12 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       pool = created
       try {
         await migrate(created)
+        if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
         return makePostgresDatabase(created)
       } catch (cause) {
         ready = null
         pool = null
+        durable = assumed
         await created.end().catch(() => undefined)
         throw cause
       }
@@ -123,6 +142,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
     shellRuns: makeSqlShellRunStore(context),
     claims: makeSqlClaimStore(context),
     ownerLocks: makePostgresOwnerLockStore(context, ownership, hostId),
+    capabilities,
     close: async () => {
       closed = true
       await ownership.close()

@@ -3,7 +3,7 @@
  * transaction holds one pooled connection; a `Left` rolls it back, as a throw does. A `read`
  * transaction is one REPEATABLE READ READ ONLY snapshot.
  */
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import {
   claimConflict,
   type ClaimInsert,
@@ -139,11 +139,15 @@ export const postgresDialect: SqlDialect = {
   },
 }
 
+// One running hash; `copy` forks its state, for a digest taken midway through a fold.
+const sha256Of = (hash: Hash): Sha256 => ({
+  update: (text) => void hash.update(text, 'utf8'),
+  hex: () => hash.digest('hex'),
+  copy: () => sha256Of(hash.copy()),
+})
+
 /**
  * A SHA-256 over node's crypto, for the digests of `fold` and `replay`.
  * @category constructors
  */
-export const sha256 = (): Sha256 => {
-  const hash = createHash('sha256')
-  return { update: (text) => void hash.update(text, 'utf8'), hex: () => hash.digest('hex') }
-}
+export const sha256 = (): Sha256 => sha256Of(createHash('sha256'))

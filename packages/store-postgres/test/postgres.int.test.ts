@@ -3,7 +3,7 @@
  * however many hosts open a fresh database at once, a newer one refused), words that never carry
  * the connection string, the host id recorded with each owner lock, a lock that another host's
  * stale-looking pid cannot take, the fence that stops writes once the lock connection drops, and a
- * fold and replay of a ledger longer than one page.
+ * fold (with the prefix digest at a pin) and replay of a ledger longer than one page.
  */
 import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
@@ -235,7 +235,7 @@ describe('owner locks across hosts', () => {
 })
 
 describe('a fold and a replay of a long ledger', () => {
-  it('fold as read reads it, page after page, and replay in bounded, ordered batches', async () => {
+  it('fold as read reads it, page after page (the prefix digest at any pin), and replay in bounded, ordered batches', async () => {
     const url = await fresh()
     const s = stores(url)
     await value(s.sessions.create(session))
@@ -258,6 +258,21 @@ describe('a fold and a replay of a long ledger', () => {
       .update(texts.map((text) => `${text}\n`).join(''))
       .digest('hex')
     expect(scan).toEqual({ rows: 1500, ...rest, digest })
+    // The prefix digest at a pin on either side of a page's end, and at and past the high-water.
+    const prefix = (rows: number) =>
+      createHash('sha256')
+        .update(
+          texts
+            .slice(0, rows)
+            .map((text) => `${text}\n`)
+            .join(''),
+        )
+        .digest('hex')
+    for (const pin of [511, 512, 513, 1025, 1500]) {
+      const pinned = await value(s.events.fold(S, 'run-1', () => undefined, { digestAt: pin }))
+      expect(pinned).toEqual({ ...scan, digestAt: { rows: pin, digest: prefix(pin) } })
+    }
+    expect(await value(s.events.fold(S, 'run-1', () => undefined, { digestAt: 1501 }))).toEqual(scan)
 
     const batches: Array<number> = []
     const replayed: Array<unknown> = []

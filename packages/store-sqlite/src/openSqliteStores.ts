@@ -43,6 +43,10 @@ export interface SqliteStoresOptions {
   readonly create?: boolean
 }
 
+// Every write commits in WAL with `synchronous=FULL`, set when the database opens (`database.ts`):
+// a committed row is fsynced before the commit returns (decision 150).
+const SQLITE_CAPABILITIES = Object.freeze({ durableAppend: true })
+
 /**
  * Opens the stores of the database `file` (created with its schema on first use). One database per
  * data dir: `<dataDir>/maka.sqlite` is the usual place.
@@ -84,6 +88,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
     shellRuns: makeSqlShellRunStore(context),
     claims: makeSqlClaimStore(context),
     ownerLocks: makeSqliteOwnerLockStore(context),
+    capabilities: SQLITE_CAPABILITIES,
     close: () => {
       closed = true
       db?.close()

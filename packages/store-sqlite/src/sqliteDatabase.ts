@@ -5,7 +5,7 @@
  * inside another caller's open transaction, exactly as when each transaction was one synchronous
  * call. A transaction commits whatever its body answers and rolls back only when the body throws.
  */
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import type { ClaimInsert, Sha256, SqlDatabase, SqlDialect, SqlOutcome, SqlQueries } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import type { Db } from './database.js'
@@ -130,11 +130,15 @@ export const sqliteDialect: SqlDialect = {
     }),
 }
 
+// One running hash; `copy` forks its state, for a digest taken midway through a fold.
+const sha256Of = (hash: Hash): Sha256 => ({
+  update: (text) => void hash.update(text, 'utf8'),
+  hex: () => hash.digest('hex'),
+  copy: () => sha256Of(hash.copy()),
+})
+
 /**
  * A SHA-256 over node's crypto, for the digests of `fold` and `replay`.
  * @category constructors
  */
-export const sha256 = (): Sha256 => {
-  const hash = createHash('sha256')
-  return { update: (text) => void hash.update(text, 'utf8'), hex: () => hash.digest('hex') }
-}
+export const sha256 = (): Sha256 => sha256Of(createHash('sha256'))

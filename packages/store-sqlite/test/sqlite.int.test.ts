@@ -1,7 +1,8 @@
 /**
  * What the SQLite stores do beyond the conformance suite: the versioned schema, file modes, a read
  * that must not create the database, stored records that no longer decode, and the per-ledger
- * uniqueness of event ids, and a fold and replay of a ledger longer than one page.
+ * uniqueness of event ids, the pragmas a durable append rests on, and a fold (with the prefix digest
+ * at a pin) and replay of a ledger longer than one page.
  */
 import { createHash } from 'node:crypto'
 import { existsSync, statSync } from 'node:fs'
@@ -11,6 +12,7 @@ import { dirname, join } from 'node:path'
 import { conformanceRows } from '@maka/store-conformance'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { openDatabase } from '../src/database.js'
 import { openSqliteStores, SCHEMA_VERSION, type SqliteStores } from '../src/index.js'
 
 const dirs: Array<string> = []
@@ -65,6 +67,23 @@ describe('the SQLite database', () => {
     })
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(statSync(join(file, '..')).mode & 0o777).toBe(0o700)
+  })
+
+  // What `capabilities.durableAppend: true` rests on: every commit of the store's connection is
+  // fsynced before it returns. WAL's default, NORMAL (1), fsyncs only at checkpoints.
+  it('is opened in WAL with synchronous=FULL, so the store says a durable append is durable', async () => {
+    const file = await freshFile()
+    const db = openDatabase(file)
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
+      expect(db.pragma('synchronous', { simple: true })).toBe(2)
+    } finally {
+      db.close()
+    }
+    const s = stores(file)
+    expect(s.capabilities).toEqual({ durableAppend: true })
+    expect(await s.sessions.list()()).toEqual({ _tag: 'Right', right: [] })
+    expect(s.capabilities.durableAppend).toBe(true)
   })
 
   it('refuses a database written by a newer schema, changing nothing', async () => {
@@ -196,6 +215,24 @@ describe('stored records', () => {
       .update(texts.map((text) => `${text}\n`).join(''))
       .digest('hex')
     expect(folded.right).toEqual({ rows: kept.length, ...rest, digest })
+    // The prefix digest at a pin on either side of a page's end, and at and past the high-water.
+    const prefix = (rows: number) =>
+      createHash('sha256')
+        .update(
+          texts
+            .slice(0, rows)
+            .map((text) => `${text}\n`)
+            .join(''),
+        )
+        .digest('hex')
+    for (const pin of [511, 512, 513, 1537, 2001]) {
+      const pinned = await s.events.fold(S, 'run-1', () => undefined, { digestAt: pin })()
+      expect(pinned).toEqual({
+        _tag: 'Right',
+        right: { ...folded.right, digestAt: { rows: pin, digest: prefix(pin) } },
+      })
+    }
+    expect(await s.events.fold(S, 'run-1', () => undefined, { digestAt: 2002 })()).toEqual(folded)
 
     const batches: Array<number> = []
     const replayed: Array<unknown> = []

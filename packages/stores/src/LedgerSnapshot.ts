@@ -65,8 +65,27 @@ export interface LedgerScan {
   readonly problem: LedgerProblem | null
   /**
    * Lowercase hex SHA-256 of the committed bytes: the first `committedBytes` bytes of the file (the
-   * torn tail excluded); for a row store, each stored row text + `"\n"`, in order.
+   * torn tail excluded); for a row store, each stored row text + `"\n"`, in order. This is the
+   * prefix digest at `highWater` (not at `rows`, which can be fewer).
    */
+  readonly digest: string
+  /**
+   * The prefix digest after exactly the pin a fold was asked for (`FoldOptions.digestAt`), from the
+   * same pass. Absent when no pin was asked for, or when the pin is past `highWater` (those rows are
+   * not committed: a digest of them does not exist).
+   */
+  readonly digestAt?: PrefixDigest
+}
+
+/**
+ * The digest of a ledger's first `rows` committed rows (`prefixDigest(run, rows)`): lowercase hex
+ * SHA-256 of their stored texts, each followed by `"\n"` — for a JSONL file, its bytes up to the end
+ * of row `rows`. A ledger row records it as `sha256:` + `digest`.
+ * @category models
+ */
+export interface PrefixDigest {
+  /** The pin: how many committed rows the digest covers, counted as `highWater` counts them. */
+  readonly rows: number
   readonly digest: string
 }
 
@@ -180,9 +199,9 @@ export interface LedgerRowReader {
   readonly snapshot: () => LedgerSnapshot
   /**
    * The same answer without the events, with the digest the caller computed over each row text
-   * plus `"\n"`, in order (the reader does no hashing).
+   * plus `"\n"`, in order (the reader does no hashing), and the digest at a pin when it has one.
    */
-  readonly ledgerScan: (digest: string) => LedgerScan
+  readonly ledgerScan: (digest: string, digestAt?: PrefixDigest) => LedgerScan
 }
 
 /**
@@ -228,6 +247,11 @@ export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink)
       else mismatch ??= problem
     },
     snapshot: () => ({ events, ...summary() }),
-    ledgerScan: (digest) => ({ rows: kept, ...summary(), digest }),
+    ledgerScan: (digest, digestAt) => ({
+      rows: kept,
+      ...summary(),
+      digest,
+      ...(digestAt === undefined ? {} : { digestAt }),
+    }),
   }
 }

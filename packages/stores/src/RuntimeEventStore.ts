@@ -41,6 +41,20 @@ export interface AppendOptions {
 }
 
 /**
+ * Options of one fold.
+ * @category models
+ */
+export interface FoldOptions {
+  /**
+   * A pin `h` (a row count, 0 allowed): the fold also reports `LedgerScan.digestAt`, the prefix
+   * digest of the first `h` committed rows, taken from a copy of the running hash as the pass goes
+   * by row `h` — one read, and every row past the pin is still handed over. Past `highWater`, no
+   * `digestAt` is reported.
+   */
+  readonly digestAt?: number | undefined
+}
+
+/**
  * What an append committed: the ledger's row count including the new row.
  * @category models
  */
@@ -73,9 +87,16 @@ export interface RuntimeEventStore {
    * (a missing ledger of an existing run is an empty scan with the digest of zero bytes) — but hands
    * every row `read` would keep to `onEvent`, in order, and keeps none of them: memory is one read
    * buffer plus the set of row ids. The scan's `digest` lets `replay` read the same rows again.
-   * A throwing `onEvent` stops the read: `IoFailed` at operation `deliver`.
+   * A throwing `onEvent` stops the read: `IoFailed` at operation `deliver`. With
+   * `options.digestAt`, the scan also carries the prefix digest at that pin (`digestAt`); a pin that
+   * is not a row count is `InvalidRecord`, nothing read.
    */
-  fold(sessionId: string, runId: string, onEvent: (event: RuntimeEvent) => void): TE.TaskEither<StoreError, LedgerScan>
+  fold(
+    sessionId: string,
+    runId: string,
+    onEvent: (event: RuntimeEvent) => void,
+    options?: FoldOptions,
+  ): TE.TaskEither<StoreError, LedgerScan>
   /**
    * Reads exactly the committed prefix a `fold` reported again (`expected.committedBytes` bytes; for
    * a row store, the rows whose texts add up to them) and hands over the rows that `fold` handed
@@ -131,6 +152,19 @@ export const checkReplayExpectation = (expected: ReplayExpectation): E.Either<St
     return E.left(invalidRecord('ReplayExpectation', 'rows is not a row count'))
   }
   return E.right(expected)
+}
+
+/**
+ * Checks a fold's options: a pin must be a row count (a safe integer ≥ 0).
+ * @category guards
+ */
+export const checkFoldOptions = (options: FoldOptions): E.Either<StoreError, FoldOptions> => {
+  if (typeof options !== 'object' || options === null) return E.left(invalidRecord('FoldOptions', 'not an object'))
+  const pin = options.digestAt
+  if (pin !== undefined && (!Number.isSafeInteger(pin) || pin < 0)) {
+    return E.left(invalidRecord('FoldOptions', 'digestAt is not a row count'))
+  }
+  return E.right(options)
 }
 
 /**

@@ -11,6 +11,26 @@ import type { SessionStore } from './SessionStore.js'
 import type { ShellRunStore } from './ShellRunStore.js'
 
 /**
+ * What a store promises beyond the ports themselves, fixed when it is opened.
+ * @category models
+ */
+export interface StoreCapabilities {
+  /**
+   * Whether an append with `durable: true` survives a crash of the machine once it resolved: the
+   * row, and every row before it, is on stable storage. The tool journal (Phase 2) writes its
+   * dispatch and outcome rows only on a store that answers true, because "a call committed without a
+   * dispatch row" proves "never dispatched" only when an acknowledged dispatch row cannot be lost.
+   * JSONL: true (one `O_APPEND` write of the row and its newline, then an fsync of the file and of
+   * its directory chain up to the data dir, before the append resolves). SQLite: true (WAL with
+   * `synchronous=FULL`, set at open). PostgreSQL: true only when, at open, the server acknowledges a
+   * commit after flushing its WAL locally (`fsync` on, `synchronous_commit` a level that waits for
+   * the local flush, not `off`), or the adapter was told to assume it; false until the store has
+   * been opened (`ready()`).
+   */
+  readonly durableAppend: boolean
+}
+
+/**
  * Every port of one store, whatever its medium.
  * @category models
  */
@@ -21,6 +41,8 @@ export interface StorePorts {
   readonly shellRuns: ShellRunStore
   readonly claims: ClaimStore
   readonly ownerLocks: OwnerLockStore
+  /** What this store promises (`StoreCapabilities`); the runtime reads it, never the store's kind. */
+  readonly capabilities: StoreCapabilities
   /**
    * Where the data lives, in words safe for a log line or an error (a file path; never a password or
    * a full connection string).

@@ -5,14 +5,16 @@
  * and the row and record rules every adapter reads and writes by. Pure: no I/O, no `node:*`. The
  * adapters are `@maka/store-jsonl` (files), `@maka/store-sqlite` and `@maka/store-postgres`.
  */
-export { type StorePorts } from './StorePorts.js'
+export { type StorePorts, type StoreCapabilities } from './StorePorts.js'
 export { type SessionStore } from './SessionStore.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions, checkRunHeader } from './AgentRunStore.js'
 export {
   type RuntimeEventStore,
   type AppendOptions,
   type AppendResult,
+  type FoldOptions,
   type ReplayExpectation,
+  checkFoldOptions,
   checkReplayExpectation,
   emptyLedgerScan,
   encodeRuntimeEventRow,
@@ -20,6 +22,7 @@ export {
 export {
   type LedgerSnapshot,
   type LedgerScan,
+  type PrefixDigest,
   type LedgerSink,
   type LedgerProblem,
   type LedgerIdentity,

@@ -7,7 +7,6 @@
  * append racing with the read is left for the next read), or to EOF when that size is 0. A replay
  * reads exactly the committed prefix its fold reported, and hashes it again to prove it unchanged.
  */
-import { createHash, type Hash } from 'node:crypto'
 import { constants } from 'node:fs'
 import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
@@ -22,6 +21,7 @@ import {
   type LedgerSnapshot,
   type ReplayExpectation,
 } from '@maka/stores'
+import { type CommittedDigest, makeCommittedDigest } from './committedDigest.js'
 import { makeLedgerScanner, type LedgerScanner } from '../ledgerScanner.js'
 import type { StoreFile } from '../StoreFs.js'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
@@ -51,7 +51,8 @@ export const readLedgerFile = (
 
 /**
  * Reads and scans a ledger like `readLedgerFile`, handing each row to `onEvent` instead of keeping
- * it and hashing the committed bytes as they pass. A throwing `onEvent` stops the read:
+ * it and hashing the committed bytes as they pass; with `pin`, also the prefix digest at that row
+ * count (reported when the pin is at most the high-water). A throwing `onEvent` stops the read:
  * `IoFailed('deliver')`.
  * @category constructors
  */
@@ -60,14 +61,19 @@ export const foldLedgerFile = (
   path: string,
   identity: LedgerIdentity,
   onEvent: (event: RuntimeEvent) => void,
+  pin?: number,
 ): Outcome<LedgerScan> =>
   withLedger(context, path, async (handle) => {
     const consumer = guardConsumer(onEvent)
     const scanner = makeLedgerScanner(identity, consumer.sink)
-    const digest = makeCommittedDigest()
+    const digest = makeCommittedDigest(pin)
     try {
       const { tail } = await streamHandle(handle, null, scanner, digest, null)
-      return E.right(scanner.ledgerScan(tail, digest.digest(scanner.committedBytes())))
+      const scan = scanner.ledgerScan(tail, digest.digest(scanner.committedBytes()))
+      if (pin === undefined || pin > scan.highWater) return E.right(scan)
+      const atPin = digest.atPin()
+      if (atPin === null) throw new Error('bug: the fold passed its pin without a digest')
+      return E.right({ ...scan, digestAt: { rows: pin, digest: atPin } })
     } catch (cause) {
       if (consumer.failed()) return E.left(consumerFailed(path, consumer.cause()))
       throw cause
@@ -129,12 +135,6 @@ export const replayLedgerFile = (
     return E.right(undefined)
   })
 
-/**
- * The digest of zero bytes: what a fold of a ledger that does not exist yet reports.
- * @category constructors
- */
-export const EMPTY_DIGEST = createHash('sha256').digest('hex')
-
 // -------------------------------------------------------------------------------------
 // internal
 // -------------------------------------------------------------------------------------
@@ -170,47 +170,6 @@ const guardConsumer = (onEvent: (event: RuntimeEvent) => void) => {
     }
   }
   return { sink, failed: () => failed, cause: () => cause }
-}
-
-/**
- * The SHA-256 of the committed prefix, fed with the bytes the scanner consumes in file order. The
- * scanner may consume bytes that are not committed yet (a bad row it drops without carrying it);
- * they are fed too, in case a newline commits them later, and the hash state at the last committed
- * byte is kept aside for the case it never comes.
- */
-interface CommittedDigest {
-  /** `consumed` bytes at the front of `bytes` were consumed; `committed` is the scanner's count after. */
-  feed(bytes: Buffer, consumed: number, committed: number): void
-  digest(committed: number): string
-}
-
-const makeCommittedDigest = (): CommittedDigest => {
-  const hash = createHash('sha256')
-  let fed = 0
-  let atCommit: Hash | null = null
-  return {
-    feed: (bytes, consumed, committed) => {
-      if (consumed === 0) return
-      const split = committed - fed
-      if (split >= consumed) {
-        hash.update(bytes.subarray(0, consumed))
-        atCommit = null
-      } else if (split >= 0) {
-        if (split > 0) hash.update(bytes.subarray(0, split))
-        atCommit = hash.copy()
-        hash.update(bytes.subarray(split, consumed))
-      } else {
-        // The commit point has not moved since `atCommit` was taken.
-        hash.update(bytes.subarray(0, consumed))
-      }
-      fed += consumed
-    },
-    digest: (committed) => {
-      if (fed === committed) return hash.digest('hex')
-      if (atCommit === null || committed > fed) throw new Error('bug: the committed digest lost its place')
-      return atCommit.digest('hex')
-    },
-  }
 }
 
 const streamHandle = async (

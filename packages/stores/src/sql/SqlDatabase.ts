@@ -122,7 +122,10 @@ export interface SqlDialect {
  */
 export interface Sha256 {
   readonly update: (text: string) => void
+  /** The digest of what was fed; the hash is finished and takes nothing more. */
   readonly hex: () => string
+  /** An independent hash in the same state, so a digest can be taken midway and the pass go on. */
+  readonly copy: () => Sha256
 }
 
 /**

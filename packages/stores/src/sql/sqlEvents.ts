@@ -8,8 +8,19 @@ import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { checkIds } from '../internal/checkIds.js'
 import { utf8Length } from '../internal/utf8Length.js'
-import { emptyLedgerSnapshot, makeLedgerRowReader, type LedgerScan, type LedgerSnapshot } from '../LedgerSnapshot.js'
-import { checkReplayExpectation, encodeRuntimeEventRow, type RuntimeEventStore } from '../RuntimeEventStore.js'
+import {
+  emptyLedgerSnapshot,
+  makeLedgerRowReader,
+  type LedgerScan,
+  type LedgerSnapshot,
+  type PrefixDigest,
+} from '../LedgerSnapshot.js'
+import {
+  checkFoldOptions,
+  checkReplayExpectation,
+  encodeRuntimeEventRow,
+  type RuntimeEventStore,
+} from '../RuntimeEventStore.js'
 import {
   consumerFailed,
   deliverBatch,
@@ -121,18 +132,24 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
           })
         },
       ),
-    fold: (sessionId, runId, onEvent) =>
+    fold: (sessionId, runId, onEvent, options = {}) =>
       sqlTask(
         context,
         () => `fold the ledger of run ${runId} in session ${sessionId}`,
         async (db) => {
           const ids = checkIds(['sessionId', sessionId], ['runId', runId])
           if (E.isLeft(ids)) return ids
+          const checked = checkFoldOptions(options)
+          if (E.isLeft(checked)) return checked
+          const pin = options.digestAt
           // One snapshot, as `read`: the header and every page are one moment's. Rows go to
           // `onEvent` a page at a time, never into an array of the whole ledger.
           return db.transaction('read', async (q): Promise<SqlOutcome<LedgerScan>> => {
             if (!(await hasHeader(q, sessionId, runId))) return E.left(notFound(places.run(sessionId, runId)))
             const hash = context.sha256()
+            // The prefix digest at the pin, from a copy of the running hash as the pass goes by it.
+            let atPin: PrefixDigest | undefined = pin === 0 ? { rows: 0, digest: hash.copy().hex() } : undefined
+            let line = 0
             let failed: { readonly thrown: unknown } | undefined
             const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
               try {
@@ -148,6 +165,8 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
                 for (const { seq, row } of page) {
                   hash.update(row)
                   hash.update('\n')
+                  line += 1
+                  if (line === pin) atPin = { rows: line, digest: hash.copy().hex() }
                   reader.add(row)
                   after = seq
                 }
@@ -157,7 +176,7 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
               }
               if (page.length < dialect.pageRows) break
             }
-            return E.right(reader.ledgerScan(hash.hex()))
+            return E.right(reader.ledgerScan(hash.hex(), atPin))
           })
         },
       ),
