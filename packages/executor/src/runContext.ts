@@ -81,10 +81,6 @@ export const errorClassOf = (stop: RunStop): string =>
 export const storeErrorOf = (stop: RunStop): { readonly error?: StoreError } =>
   stop._tag === 'RunWriteFailed' ? { error: stop.error } : {}
 
-// The store says whether an append it resolved survives a crash of the machine's process.
-const durableAppend = (stores: StorePorts): boolean =>
-  (stores as { readonly capabilities?: { readonly durableAppend?: boolean } }).capabilities?.durableAppend === true
-
 /**
  * Builds the shared parts from the runtime's dependencies.
  * @category constructors
@@ -100,7 +96,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const newRunWriter = (header: AgentRun): RunWriter =>
     makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
   const perform = makePerformWrites({ stores, newRunWriter, crashPoint })
-  const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal !== false && durableAppend(stores)
+  const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal !== false && stores.capabilities.durableAppend
 
   return {
     deps,
