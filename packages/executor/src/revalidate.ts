@@ -7,11 +7,14 @@ import {
   type AgentRun,
   type ExecutionRejection,
   type RuntimeEvent,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
   isTerminalEvent,
   isTerminalRunStatus,
   runStatusFromTerminalStatus,
 } from '@maka/events'
-import { type Continuation, type HostFacts, sameCwd } from '@maka/planner'
+import { type Continuation, type ContinuationPlan, type HostFacts, sameCwd } from '@maka/planner'
+import type { JournalObservation } from './observeJournal.js'
 import { projectResumePlan } from '@maka/projection'
 import type { LedgerSnapshot } from '@maka/stores'
 
@@ -30,6 +33,11 @@ export interface RevalidationObservation {
   readonly existingBoundaryHolder: string | null
   /** True when a run with the target run id exists. */
   readonly targetRunExists: boolean
+  /**
+   * The chain carries a tool journal (Phase 2): the source's replay is judged by
+   * {@link revalidateJournal} instead of Phase 0.
+   */
+  readonly journaled?: boolean
 }
 
 const ORDER: ReadonlyArray<ExecutionRejection> = [
@@ -37,8 +45,10 @@ const ORDER: ReadonlyArray<ExecutionRejection> = [
   'source_terminal_changed',
   'source_cwd_changed',
   'source_high_water_changed',
+  'source_prefix_digest_changed',
   'source_ledger_identity_changed',
   'source_replay_changed',
+  'reconcile_verdict_changed',
   'workspace_identity_changed',
   'background_operation_started',
   'tool_catalog_changed',
@@ -117,7 +127,10 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
     )
     if (foreign) found.add('source_ledger_identity_changed')
     const replay = projectResumePlan(ledger.events)
-    if (replay.disposition !== 'safe_replay' || !jsonEqual(replay.replayRuntimeEvents, plan.sourceRuntimeContext)) {
+    if (
+      now.journaled !== true &&
+      (replay.disposition !== 'safe_replay' || !jsonEqual(replay.replayRuntimeEvents, plan.sourceRuntimeContext))
+    ) {
       found.add('source_replay_changed')
     }
   }
@@ -144,5 +157,91 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
   }
   if (now.existingBoundaryHolder !== null) found.add('continuation_claim_conflict')
   if (now.targetRunExists) found.add('target_run_conflict')
+  return ORDER.filter((code) => found.has(code))
+}
+
+/**
+ * What execution re-read and re-probed of a chain with a tool journal.
+ * @category models
+ */
+export interface JournalRevalidation {
+  readonly observed: JournalObservation
+  /** The verdict of each probe made again (`settle_applied` and probe-chosen reissues). */
+  readonly probes: ReadonlyMap<string, string>
+  /** Fresh host facts, or null. */
+  readonly facts: HostFacts | null
+}
+
+// The source's replay under the journal's rule: its tool rows are kept unless their operation is
+// open in the chain and not settled by this continuation.
+const journalSourceReplay = (
+  observed: JournalObservation,
+  planned: ReadonlySet<string>,
+): ReadonlyArray<RuntimeEvent> | null => {
+  const { projection, sourceJournal } = observed
+  if (projection === null || sourceJournal === null) return null
+  if (!sourceJournal.protocol) return projectResumePlan(observed.sourceEvents).replayRuntimeEvents
+  const keep = (operationId: string | undefined) =>
+    operationId !== undefined && (!projection.isOpen(operationId) || planned.has(operationId))
+  return observed.sourceEvents.filter(
+    (event) =>
+      !event.partial &&
+      (!(isFunctionCallEvent(event) || isFunctionResponseEvent(event)) || keep(event.refs?.operationId)),
+  )
+}
+
+/**
+ * The checks a chain with a tool journal adds (Phase 2): the prefix digest, the journal projected
+ * again (no corruption, the same open operations, the same source replay), each probe made again,
+ * and the tools' recovery modes. Every failed check, in the spec's order.
+ * @category gates
+ */
+export const revalidateJournal = (
+  plan: ContinuationPlan,
+  now: JournalRevalidation,
+): ReadonlyArray<ExecutionRejection> => {
+  const c = plan.continuation
+  if (c === undefined) return []
+  const found = new Set<ExecutionRejection>()
+  const { observed } = now
+  const plannedDigest = plan.sourceRuntimeEventPrefixDigest ?? null
+  if (
+    plannedDigest !== null &&
+    observed.sourceEvents.length === c.sourceRuntimeEventHighWater &&
+    observed.sourceDigest !== plannedDigest
+  ) {
+    found.add('source_prefix_digest_changed')
+  }
+  const planned = new Set((c.settlementPlan ?? []).map((entry) => entry.operationId))
+  const projection = observed.projection
+  const replay = journalSourceReplay(observed, planned)
+  const open = (projection?.openOperations ?? []).map((op) => ({
+    operationId: op.operationId,
+    status: op.status,
+    attempts: op.attempts,
+    adoptions: op.adoptions,
+  }))
+  const plannedOpen = (plan.openToolOperations ?? []).map((op) => ({
+    operationId: op.operationId,
+    status: op.status,
+    attempts: op.attempts,
+    adoptions: op.adoptions,
+  }))
+  if (
+    projection === null ||
+    projection.corruptions.length > 0 ||
+    replay === null ||
+    !jsonEqual(replay, c.sourceRuntimeContext) ||
+    !jsonEqual(open, plannedOpen)
+  ) {
+    found.add('source_replay_changed')
+  }
+  for (const { operationId, verdict } of c.safetySnapshot.probeVerdicts ?? []) {
+    if (now.probes.get(operationId) !== verdict) found.add('reconcile_verdict_changed')
+  }
+  const modes = c.safetySnapshot.toolRecoveryModes
+  if (modes !== undefined && (now.facts === null || !jsonEqual(now.facts.toolRecoveryModes ?? {}, modes))) {
+    found.add('tool_catalog_changed')
+  }
   return ORDER.filter((code) => found.has(code))
 }

@@ -168,6 +168,11 @@ export interface ContinuationPlan {
   readonly diagnostics: ReadonlyArray<PlanDiagnostic>
   readonly sourceRunId: string | null
   readonly sourceRuntimeEventHighWater: number | null
+  /**
+   * `sha256:` + the SHA-256 of the source's committed rows as stored, when the read gave it (a fold
+   * does; a whole read does not): execution refuses a prefix that no longer hashes to it.
+   */
+  readonly sourceRuntimeEventPrefixDigest: string | null
   /** The chain's open tool operations and what planning decided for each (left out when none). */
   readonly openToolOperations?: ReadonlyArray<OpenToolOperation>
   readonly continuation?: Continuation
@@ -180,6 +185,7 @@ export interface ContinuationPlan {
 export interface PlanBoundary {
   readonly sourceRunId: string | null
   readonly sourceRuntimeEventHighWater: number | null
+  readonly sourceRuntimeEventPrefixDigest?: string | null
 }
 
 // -------------------------------------------------------------------------------------
@@ -219,6 +225,7 @@ export const makeParkedPlan = (
   diagnostics: [...sortFindings(findings).map(toErrorDiagnostic), ...warnings],
   sourceRunId: boundary.sourceRunId,
   sourceRuntimeEventHighWater: boundary.sourceRuntimeEventHighWater,
+  sourceRuntimeEventPrefixDigest: boundary.sourceRuntimeEventPrefixDigest ?? null,
   ...(openToolOperations.length === 0 ? {} : { openToolOperations }),
 })
 
@@ -230,12 +237,14 @@ export const makeContinuePlan = <C extends Continuation | ContinuationOutline>(
   continuation: C,
   warnings: ReadonlyArray<PlanDiagnostic> = [],
   openToolOperations: ReadonlyArray<OpenToolOperation> = [],
+  sourceRuntimeEventPrefixDigest: string | null = null,
 ): Omit<ContinuationPlan, 'continuation'> & { readonly continuation: C } => ({
   disposition: 'continue',
   rejectionReasons: [],
   diagnostics: warnings,
   sourceRunId: continuation.sourceRunId,
   sourceRuntimeEventHighWater: continuation.sourceRuntimeEventHighWater,
+  sourceRuntimeEventPrefixDigest,
   ...(openToolOperations.length === 0 ? {} : { openToolOperations }),
   continuation,
 })

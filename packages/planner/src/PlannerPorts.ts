@@ -151,4 +151,6 @@ export interface LedgerFoldCounts {
   readonly highWater: number
   readonly tornTail: LedgerSnapshot['tornTail']
   readonly problem: LedgerSnapshot['problem']
+  /** Lowercase hex SHA-256 of the committed rows as stored, when the store gives it. */
+  readonly digest?: string
 }

@@ -143,6 +143,7 @@ const foldFromStore = (
       counts: { problem: scan.problem, highWater: scan.highWater, rows: scan.rows },
       tornTail: scan.tornTail,
       folded: folder.finish(),
+      digest: scan.digest,
     })),
   )
 }
@@ -159,6 +160,7 @@ interface FoldedSourceRead {
   readonly counts: LedgerCounts
   readonly tornTail: TornTail | null
   readonly folded: FoldedLedger
+  readonly digest?: string | undefined
 }
 
 /** The session's runs and claims; a failed listing is data for early exit 9, not an exception. */
@@ -381,7 +383,7 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
         T.flatMap((found) => {
           const planning: FoldedPlanningInput = {
             source: input.source,
-            ledger: { ...input.ledger.counts, tornTail: input.ledger.tornTail },
+            ledger: { ...input.ledger.counts, tornTail: input.ledger.tornTail, digest: input.ledger.digest },
             folded: input.ledger.folded,
             ancestors: (runId) =>
               pipe(

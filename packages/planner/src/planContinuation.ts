@@ -50,7 +50,7 @@ import { type FoldedAncestorLookup, foldedLookup, walkChain } from './walkAncest
  */
 export interface FoldedPlanningInput {
   readonly source: AgentRun
-  readonly ledger: LedgerCounts & { readonly tornTail: TornTail | null }
+  readonly ledger: LedgerCounts & { readonly tornTail: TornTail | null; readonly digest?: string | undefined }
   readonly folded: FoldedLedger
   readonly ancestors: FoldedAncestorLookup
   /** When absent, early exit 9 is not evaluated. */
@@ -167,7 +167,12 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
   const highWater = ledger.problem?._tag === 'Unreadable' ? null : ledger.rows
   const warnings = ledgerWarnings(source, ledger)
   const expectedHighWater = expectedHighWaterOf(facts)
-  const boundary = { sourceRunId: source.runId, sourceRuntimeEventHighWater: highWater }
+  const digest = ledger.digest === undefined || highWater === null ? null : `sha256:${ledger.digest}`
+  const boundary = {
+    sourceRunId: source.runId,
+    sourceRuntimeEventHighWater: highWater,
+    sourceRuntimeEventPrefixDigest: digest,
+  }
   const chained = walkedChain(input)
   if (E.isLeft(chained)) return makeParkedPlan(chained.left, boundary, warnings)
   const chain = chained.right
@@ -213,7 +218,7 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
     }),
     E.match(
       (findings): OutlinedPlan => makeParkedPlan(findings, boundary, allWarnings, open),
-      (continuation): OutlinedPlan => makeContinuePlan(continuation, allWarnings, open),
+      (continuation): OutlinedPlan => makeContinuePlan(continuation, allWarnings, open, digest),
     ),
   )
 }

@@ -25,6 +25,7 @@ describe('ContinuationPlan', () => {
           'rejectionReasons',
           'sourceRunId',
           'sourceRuntimeEventHighWater',
+          'sourceRuntimeEventPrefixDigest',
         ].sort(),
       )
       expect(keys(plan.continuation)).toEqual(
@@ -73,7 +74,14 @@ describe('ContinuationPlan', () => {
     it('survives a JSON round trip unchanged and has no continuation key', () => {
       expect(JSON.parse(JSON.stringify(plan))).toStrictEqual(plan)
       expect(keys(plan)).toEqual(
-        ['diagnostics', 'disposition', 'rejectionReasons', 'sourceRunId', 'sourceRuntimeEventHighWater'].sort(),
+        [
+          'diagnostics',
+          'disposition',
+          'rejectionReasons',
+          'sourceRunId',
+          'sourceRuntimeEventHighWater',
+          'sourceRuntimeEventPrefixDigest',
+        ].sort(),
       )
     })
 

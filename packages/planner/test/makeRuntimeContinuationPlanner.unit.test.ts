@@ -377,6 +377,7 @@ describe('makeRuntimeContinuationPlanner', () => {
         ],
         sourceRunId: null,
         sourceRuntimeEventHighWater: null,
+        sourceRuntimeEventPrefixDigest: null,
       })
       expect(calls).toEqual([])
     })

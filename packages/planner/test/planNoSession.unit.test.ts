@@ -29,6 +29,7 @@ describe('planNoSession', () => {
         ],
         sourceRunId: null,
         sourceRuntimeEventHighWater: null,
+        sourceRuntimeEventPrefixDigest: null,
       })
     })
   })

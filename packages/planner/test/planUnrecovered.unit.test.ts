@@ -42,6 +42,7 @@ describe('planUnrecovered', () => {
         ],
         sourceRunId: null,
         sourceRuntimeEventHighWater: null,
+        sourceRuntimeEventPrefixDigest: null,
       })
     })
 
