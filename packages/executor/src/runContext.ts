@@ -96,7 +96,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const newRunWriter = (header: AgentRun): RunWriter =>
     makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
   const perform = makePerformWrites({ stores, newRunWriter, crashPoint })
-  const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal !== false && stores.capabilities.durableAppend
+  const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal === true && stores.capabilities.durableAppend
 
   return {
     deps,
