@@ -46,6 +46,16 @@ export interface ToolContext {
   /** Names every background process in its shell-run record exactly, so no clock can misjudge it. */
   readonly processIdentity: ProcessIdentityPort
   readonly signal?: AbortSignal
+  /**
+   * The call's operation in a protocol run (`<runId>-o<row>`); absent in a legacy run. With it, a
+   * foreground `shell` command runs under a supervisor and is recorded with this id (the supervised start).
+   */
+  readonly operationId?: string
+  /**
+   * The folder of one shell run's files on this host, `<data dir>/sessions/<sessionId>/shell-runs/<shellRunId>`
+   * (`shellRunDirOf`), for every store kind. A supervised `shell` call needs it and starts nothing without it.
+   */
+  readonly shellRunDir?: (shellRunId: string) => string
 }
 
 /**
