@@ -5,7 +5,7 @@ import * as path from 'node:path'
 import { setTimeout as delay } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { decodeWith, ShellRun } from '@maka/events'
-import { processIdentity } from '@maka/host-inspector'
+import { observeReattach, processIdentity } from '@maka/host-inspector'
 import * as E from 'fp-ts/lib/Either.js'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import {
@@ -287,15 +287,35 @@ describe('supervised shell', () => {
       expect(await isRunning(shellPid)).toBe(true)
       expect(await isRunning(running.pid)).toBe(true)
       expect(existsSync(path.join(dir, 'exit'))).toBe(false)
+      expect(await observeReattach(running, dir)).toBe('running')
 
       await writeFile(path.join(ws.root, 'release'), '')
       await eventually('the exit file', () => existsSync(path.join(dir, 'exit')))
+      expect(await observeReattach(running, dir)).toBe('exited')
       expect(await shellResultFromFiles(dir)()).toEqual(
         E.right({ exitCode: 5, signal: null, stdout: 'out\n', stderr: 'err\n' }),
       )
       expect(await becomesGone(running.pid)).toBe(true)
+      expect(await observeReattach(running, dir)).toBe('exited')
       // The agent died before it could record the end: its last record still says running.
       expect(agent.records().map((run) => run.status)).toEqual(['running'])
+    })
+
+    it('observes the run as lost when its supervisor is SIGKILLed before it wrote exit', async () => {
+      const command = 'echo $$ > started; while [ ! -e release ]; do sleep 0.05; done; echo out'
+      const agent = startAgent(ws.root, dataDir, command)
+      const shellPid = await pidWrittenTo(path.join(ws.root, 'started'))
+      ws.track(shellPid)
+      await eventually('the running record', () => agent.records().length === 1)
+      const running = agent.records()[0] as ShellRun
+      ws.track(running.pid)
+      agent.child.kill('SIGKILL')
+      await exited(agent.child)
+      const dir = dirOf(running)
+      expect(await observeReattach(running, dir)).toBe('running')
+      process.kill(running.pid, 'SIGKILL')
+      expect(await becomesGone(running.pid)).toBe(true)
+      expect(await observeReattach(running, dir)).toBe('lost')
     })
 
     it('a command that kills its agent ($MAKA_AGENT_PID) still completes and writes exit', async () => {
