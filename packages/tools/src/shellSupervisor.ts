@@ -83,7 +83,9 @@ interface Sink {
   readonly done: Promise<void>
 }
 
-// Keeps the first `cap` bytes in the file and counts the rest.
+// Keeps the first `cap` bytes in the file and counts the rest. A write that fails (a full disk) stops
+// the keeping, not the command: the file then disagrees with the totals in `exit`, which every reader
+// refuses, and the command's end is still written.
 const drain = (stream: Readable | null, fd: number, cap: number): Sink => {
   let kept = 0
   let total = 0
@@ -91,8 +93,12 @@ const drain = (stream: Readable | null, fd: number, cap: number): Sink => {
     total += chunk.length
     if (kept >= cap) return
     const slice = chunk.subarray(0, cap - kept)
-    writeAll(fd, slice)
-    kept += slice.length
+    try {
+      writeAll(fd, slice)
+      kept += slice.length
+    } catch {
+      kept = cap
+    }
   })
   const done = new Promise<void>((resolve) => {
     if (stream === null) resolve()
