@@ -53,6 +53,8 @@ const context = {
   shellRunDir: (id) => shellRunDirOf(dataDir, 'session-1', id),
   shellRuns: { record: (run) => async () => {
     process.stdout.write('record ' + JSON.stringify(run) + '\\n')
+    // An agent that stalls between its durable record and "go", so a test can kill it in that window.
+    if (process.env.HANG_AFTER_RECORD === '1') await new Promise(() => setInterval(() => undefined, 1000))
     return { _tag: 'Right', right: undefined }
   } },
   processIdentity: { identify: processIdentity },
@@ -67,9 +69,10 @@ interface Agent {
   readonly lines: () => ReadonlyArray<string>
 }
 
-const startAgent = (cwd: string, dataDir: string, command: string): Agent => {
+const startAgent = (cwd: string, dataDir: string, command: string, hangAfterRecord = false): Agent => {
   const child = spawn(process.execPath, ['--input-type=module', '-e', agentScript, cwd, dataDir, command], {
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, HANG_AFTER_RECORD: hangAfterRecord ? '1' : '0' },
   })
   let stdout = ''
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
@@ -164,6 +167,11 @@ describe('supervised shell', () => {
         ['running', undefined],
         ['killed', null],
       ])
+    })
+
+    it('exports the agent pid to the command as MAKA_AGENT_PID', async () => {
+      const outcome = await shell.run({ command: 'echo $MAKA_AGENT_PID' }, supervised)
+      expect(outcome.result).toMatchObject({ stdout: `${process.pid}\n` })
     })
 
     it('runs the command in the workspace, in a process group of its own, apart from the agent', async () => {
@@ -266,6 +274,21 @@ describe('supervised shell', () => {
       expect(await exited(supervisor)).toEqual({ code: 2, signal: null })
       expect(existsSync(path.join(ws.root, 'ran.txt'))).toBe(false)
       expect(await readFile(path.join(ws.outside, 'secret.txt'), 'utf8')).toBe('outside\n')
+    })
+  })
+
+  describe('when the agent is killed with SIGKILL after its record and before "go"', () => {
+    it('never starts the command; the supervisor ends and the run is lost', async () => {
+      const agent = startAgent(ws.root, dataDir, 'echo ran > ran.txt', true)
+      await eventually('the running record', () => agent.records().length === 1)
+      const running = agent.records()[0] as ShellRun
+      ws.track(running.pid)
+      agent.child.kill('SIGKILL')
+      await exited(agent.child)
+      // The pipe's end reaches the supervisor, which exits: waited on, not slept for.
+      expect(await becomesGone(running.pid)).toBe(true)
+      expect(existsSync(path.join(ws.root, 'ran.txt'))).toBe(false)
+      expect(await observeReattach(running, dirOf(running))).toBe('lost')
     })
   })
 
