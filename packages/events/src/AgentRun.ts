@@ -6,6 +6,7 @@ import * as t from 'io-ts'
 import { AbsolutePath, IsoTimestamp, NonEmptyString, NonNegativeInt, RunId, SessionId } from './ids.js'
 import type { TerminalEventStatus } from './RuntimeEvent.js'
 import { strictStruct } from './strictStruct.js'
+import { Sha256Digest } from './ToolJournal.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -43,7 +44,8 @@ export const ContinuationSource = strictStruct(
     sourceTurnId: NonEmptyString,
     sourceRuntimeEventHighWater: NonNegativeInt,
   },
-  {},
+  // Written only by a protocol run (Phase 2): the digest of the source prefix it stands on.
+  { sourceRuntimeEventPrefixDigest: Sha256Digest },
 )
 /**
  * The boundary a continuation run was created from.

@@ -6,6 +6,7 @@
 import * as t from 'io-ts'
 import { FiniteNumber, NonEmptyString, NonNegativeInt } from './ids.js'
 import { discriminatedByKind, strictStruct } from './strictStruct.js'
+import { RuntimeProtocol, Sha256Digest, SettlementPlan, ToolDispatch, ToolOutcome } from './ToolJournal.js'
 
 // -------------------------------------------------------------------------------------
 // codecs: content
@@ -157,6 +158,10 @@ export const RuntimeEventActions = strictStruct(
     permissionDecision: PermissionDecision,
     tokenUsage: TokenUsage,
     endInvocation: t.boolean,
+    runtimeProtocol: RuntimeProtocol,
+    toolDispatch: ToolDispatch,
+    toolOutcome: ToolOutcome,
+    settlementPlan: SettlementPlan,
   },
 )
 /**
@@ -180,6 +185,8 @@ export const RuntimeEventRefs = strictStruct(
     sourceRunId: t.string,
     sourceTurnId: t.string,
     sourceRuntimeEventHighWater: NonNegativeInt,
+    operationId: NonEmptyString,
+    sourceRuntimeEventPrefixDigest: Sha256Digest,
   },
 )
 /**
@@ -228,11 +235,7 @@ export const EventStatus = t.keyof(
  */
 export type EventStatus = t.TypeOf<typeof EventStatus>
 
-/**
- * One canonical ledger row, exact shape.
- * @category codecs
- */
-export const RuntimeEvent = strictStruct(
+const RuntimeEventFields = strictStruct(
   'RuntimeEvent',
   {
     id: NonEmptyString,
@@ -252,6 +255,78 @@ export const RuntimeEvent = strictStruct(
     actions: RuntimeEventActions,
     refs: RuntimeEventRefs,
   },
+)
+
+type RuntimeEventShape = t.TypeOf<typeof RuntimeEventFields>
+
+const isStartShape = (event: RuntimeEventShape): boolean =>
+  !event.partial && event.role === 'system' && event.actions?.stateDelta?.['continuationStart'] === true
+
+/**
+ * Why a row's tool-journal keys (Phase 2) stand where they may not, or `null` when they are in place:
+ * the marker only on an initial user row or a continuation-start row; a dispatch row only as a
+ * committed system fact with no content and no status, whose refs repeat its ids; an outcome only
+ * on a committed `function_response` whose refs name its operation; a settlement plan and a prefix
+ * digest only on a continuation-start row; `refs.operationId` only on a call, a dispatch or an
+ * outcome. What needs other rows (row 1 only, attempts, one response per operation) is the
+ * projection's to judge.
+ * @category guards
+ */
+export const journalPlacementProblem = (event: RuntimeEventShape): string | null => {
+  const actions = event.actions
+  const refs = event.refs
+  const kind = event.content?.kind
+  if (actions?.runtimeProtocol !== undefined) {
+    const initialUser = !event.partial && event.role === 'user' && event.author === 'user' && kind === 'text'
+    if (!initialUser && !isStartShape(event)) return 'actions.runtimeProtocol stands on a row that cannot open a run'
+  }
+  const dispatch = actions?.toolDispatch
+  if (dispatch !== undefined) {
+    if (event.partial || event.role !== 'system' || event.author !== 'system') {
+      return 'actions.toolDispatch stands on a row that is not a committed system fact'
+    }
+    if (event.content !== undefined || event.status !== undefined) {
+      return 'actions.toolDispatch stands on a row with content or a status'
+    }
+    if (refs?.toolCallId !== dispatch.toolCallId || refs.operationId !== dispatch.operationId) {
+      return 'actions.toolDispatch and the row refs name different operations'
+    }
+  }
+  const outcome = actions?.toolOutcome
+  if (outcome !== undefined) {
+    if (event.partial || kind !== 'function_response') {
+      return 'actions.toolOutcome stands on a row that is not a committed function_response'
+    }
+    if (refs?.operationId !== outcome.operationId)
+      return 'actions.toolOutcome and the row refs name different operations'
+  }
+  if (actions?.settlementPlan !== undefined && !isStartShape(event)) {
+    return 'actions.settlementPlan stands on a row that is not a continuation start'
+  }
+  if (refs?.sourceRuntimeEventPrefixDigest !== undefined && !isStartShape(event)) {
+    return 'refs.sourceRuntimeEventPrefixDigest stands on a row that is not a continuation start'
+  }
+  if (refs?.operationId !== undefined && kind !== 'function_call' && dispatch === undefined && outcome === undefined) {
+    return 'refs.operationId stands on a row that is neither a call, a dispatch nor an outcome'
+  }
+  return null
+}
+
+/**
+ * One canonical ledger row, exact shape; tool-journal keys only where they may stand
+ * ({@link journalPlacementProblem}).
+ * @category codecs
+ */
+export const RuntimeEvent = new t.Type<RuntimeEventShape, RuntimeEventShape, unknown>(
+  'RuntimeEvent',
+  (u): u is RuntimeEventShape => RuntimeEventFields.is(u) && journalPlacementProblem(u) === null,
+  (u, c) => {
+    const decoded = RuntimeEventFields.validate(u, c)
+    if (decoded._tag === 'Left') return decoded
+    const problem = journalPlacementProblem(decoded.right)
+    return problem === null ? decoded : t.failure(u, c, problem)
+  },
+  t.identity,
 )
 /**
  * One canonical ledger row.

@@ -90,7 +90,8 @@ export type AdjudicationActor = t.TypeOf<typeof AdjudicationActor>
 // scalars
 // -------------------------------------------------------------------------------------
 
-interface AttemptBrand {
+/** @category models */
+export interface AttemptBrand {
   readonly Attempt: unique symbol
 }
 
@@ -102,7 +103,8 @@ export const Attempt = t.brand(t.Int, (n): n is t.Branded<t.Int, AttemptBrand> =
 /** @category models */
 export type Attempt = t.TypeOf<typeof Attempt>
 
-interface Sha256DigestBrand {
+/** @category models */
+export interface Sha256DigestBrand {
   readonly Sha256Digest: unique symbol
 }
 
@@ -121,7 +123,8 @@ export type Sha256Digest = t.TypeOf<typeof Sha256Digest>
 /** The most bytes (UTF-8) a `reconcileBasis` may hold. */
 const MAX_BASIS_BYTES = 256
 
-interface ReconcileBasisBrand {
+/** @category models */
+export interface ReconcileBasisBrand {
   readonly ReconcileBasis: unique symbol
 }
 
@@ -163,7 +166,8 @@ const ToolDispatchFields = strictStruct(
   { reconcileBasis: ReconcileBasis, priorVerdict: t.literal('not_applied') },
 )
 
-interface ToolDispatchBrand {
+/** @category models */
+export interface ToolDispatchBrand {
   readonly ToolDispatch: unique symbol
 }
 
@@ -190,7 +194,8 @@ const ToolOutcomeFields = strictStruct(
   },
 )
 
-interface ToolOutcomeBrand {
+/** @category models */
+export interface ToolOutcomeBrand {
   readonly ToolOutcome: unique symbol
 }
 
@@ -227,7 +232,8 @@ export type SettlementEntry = t.TypeOf<typeof SettlementEntry>
 /** The most operations one continuation settles; more parks `operator_decision_required`. */
 export const MAX_SETTLEMENTS = 64
 
-interface SettlementPlanBrand {
+/** @category models */
+export interface SettlementPlanBrand {
   readonly SettlementPlan: unique symbol
 }
 

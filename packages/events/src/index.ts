@@ -55,6 +55,7 @@ export {
   isModelVisible,
   isFunctionCallEvent,
   isFunctionResponseEvent,
+  journalPlacementProblem,
 } from './RuntimeEvent.js'
 export {
   RunStatus,
@@ -80,6 +81,7 @@ export {
   type RowStamp,
   type TerminalOutcome,
   makeInitialUserEvent,
+  type ContinuationJournal,
   makeContinuationStartEvent,
   makeTerminalEvent,
 } from './lifecycleEvents.js'
@@ -123,4 +125,19 @@ export {
   operationIdOf,
   argsDigest,
   prefixDigestOf,
+  type AttemptBrand,
+  type Sha256DigestBrand,
+  type ReconcileBasisBrand,
+  type ToolDispatchBrand,
+  type ToolOutcomeBrand,
+  type SettlementPlanBrand,
 } from './ToolJournal.js'
+export {
+  PROTOCOL_MARKER,
+  withProtocolMarker,
+  isProtocolMarked,
+  type DispatchFields,
+  type OutcomeFields,
+  makeDispatchEvent,
+  makeToolOutcome,
+} from './journalRows.js'

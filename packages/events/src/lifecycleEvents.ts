@@ -6,6 +6,17 @@
 import type { ContinuationSource } from './AgentRun.js'
 import type { FiniteNumber, NonEmptyString } from './ids.js'
 import type { RuntimeEvent, TerminalEventStatus } from './RuntimeEvent.js'
+import { type SettlementPlan, type Sha256Digest, TOOL_BOUNDARY_PROTOCOL } from './ToolJournal.js'
+
+/**
+ * What a protocol run's continuation-start row adds (Phase 2): the marker always, the digest of the
+ * source prefix, and the settlement plan when the source left operations to settle.
+ * @category models
+ */
+export interface ContinuationJournal {
+  readonly prefixDigest: Sha256Digest
+  readonly settlementPlan?: SettlementPlan
+}
 
 /**
  * The identity every row of one run carries.
@@ -49,23 +60,30 @@ export const makeInitialUserEvent = (identity: RunIdentity, stamp: RowStamp, tex
 })
 
 /**
- * The first row of a continuation run: a system fact naming the source boundary.
+ * The first row of a continuation run: a system fact naming the source boundary. A protocol run's
+ * (`journal` given) also carries the marker, the source prefix digest and its settlement plan.
  * @category constructors
  */
 export const makeContinuationStartEvent = (
   identity: RunIdentity,
   stamp: RowStamp,
   source: ContinuationSource,
+  journal?: ContinuationJournal,
 ): RuntimeEvent => ({
   ...base(identity, stamp),
   role: 'system',
   author: 'system',
-  actions: { stateDelta: { continuationStart: true } },
+  actions: {
+    stateDelta: { continuationStart: true },
+    ...(journal === undefined ? {} : { runtimeProtocol: { toolBoundary: TOOL_BOUNDARY_PROTOCOL } }),
+    ...(journal?.settlementPlan === undefined ? {} : { settlementPlan: journal.settlementPlan }),
+  },
   refs: {
     sourceInvocationId: source.sourceInvocationId,
     sourceRunId: source.sourceRunId,
     sourceTurnId: source.sourceTurnId,
     sourceRuntimeEventHighWater: source.sourceRuntimeEventHighWater,
+    ...(journal === undefined ? {} : { sourceRuntimeEventPrefixDigest: journal.prefixDigest }),
   },
 })
 

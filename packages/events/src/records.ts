@@ -6,6 +6,7 @@
 import * as t from 'io-ts'
 import { AbsolutePath, IsoTimestamp, NonEmptyString, NonNegativeInt, RunId, SessionId, ShellRunId } from './ids.js'
 import { strictStruct } from './strictStruct.js'
+import { Sha256Digest } from './ToolJournal.js'
 
 /**
  * `session.json`: a projection, so unknown keys are tolerated and kept.
@@ -137,7 +138,8 @@ export const ContinuationClaim = strictStruct(
     targetTurnId: NonEmptyString,
     claimedAt: IsoTimestamp,
   },
-  {},
+  // Written only by a protocol run (Phase 2), equal to its start row's digest.
+  { sourceRuntimeEventPrefixDigest: Sha256Digest },
 )
 /**
  * The durable claim of one boundary by one continuation target.

@@ -6,7 +6,17 @@
 import type { AgentRun, ContinuationSource } from './AgentRun.js'
 import { decodeAgentRun } from './decode.js'
 import { makeFiniteNumberUnsafe, makeNonEmptyStringUnsafe } from './ids.js'
+import { makeDispatchEvent, makeToolOutcome, withProtocolMarker } from './journalRows.js'
 import {
+  type AdjudicationActor,
+  type AdjudicationVerdict,
+  type RecoveryMode,
+  type SettlementOrigin,
+  argsDigest,
+  operationIdOf,
+} from './ToolJournal.js'
+import {
+  type ContinuationJournal,
   makeContinuationStartEvent,
   makeInitialUserEvent,
   makeTerminalEvent,
@@ -56,8 +66,37 @@ export interface LedgerBuilder {
   permissionDecision(requestId: string, decision: 'allow' | 'deny'): RuntimeEvent
   errorFact(message: string): RuntimeEvent
   terminal(outcome?: TerminalOutcome): RuntimeEvent
-  continuationStart(source: ContinuationSource): RuntimeEvent
+  continuationStart(source: ContinuationSource, journal?: ContinuationJournal): RuntimeEvent
   partial(event: RuntimeEvent): RuntimeEvent
+  /** Row 1 of a protocol run: the user's message with the marker. */
+  protocolUserText(text: string): RuntimeEvent
+  /** A protocol call: `refs.operationId` is its positional id. */
+  protocolCall(toolCallId: string, name: string, args?: unknown): RuntimeEvent
+  /** A dispatch (T1) of `call` (a `function_call` row, of this run or an earlier one). */
+  dispatch(
+    call: RuntimeEvent,
+    recoveryMode: RecoveryMode,
+    attempt?: number,
+    extra?: { readonly reconcileBasis?: string; readonly priorVerdict?: 'not_applied' },
+  ): RuntimeEvent
+  /** The response (T2) of `call` with its outcome. */
+  outcome(
+    call: RuntimeEvent,
+    origin: SettlementOrigin,
+    options?: {
+      readonly result?: unknown
+      readonly isError?: boolean
+      readonly attempt?: number
+      readonly adjudication?: { readonly verdict: AdjudicationVerdict; readonly actor: AdjudicationActor }
+    },
+  ): RuntimeEvent
+}
+
+const callParts = (call: RuntimeEvent) => {
+  if (call.content?.kind !== 'function_call') throw new TypeError('not a function_call row')
+  const operationId =
+    call.refs?.operationId ?? operationIdOf(call.runId, Number(call.id.slice(call.id.lastIndexOf('-e') + 2)))
+  return { content: call.content, operationId }
 }
 
 /**
@@ -130,8 +169,58 @@ export const makeLedgerBuilderUnsafe = (
     errorFact: (message) => row({ role: 'system', author: 'system', content: { kind: 'error', message } }),
     terminal: (outcome = { status: 'failed', failureClass: 'app_restarted', message: 'the process ended' }) =>
       makeTerminalEvent(ids, stamp(), outcome),
-    continuationStart: (source) => makeContinuationStartEvent(ids, stamp(), source),
+    continuationStart: (source, journal) => makeContinuationStartEvent(ids, stamp(), source, journal),
     partial: (event) => ({ ...event, partial: true }),
+    protocolUserText: (text) => withProtocolMarker(makeInitialUserEvent(ids, stamp(), text)),
+    protocolCall: (toolCallId, name, args = {}) => {
+      const event = row({
+        role: 'model',
+        author: 'agent',
+        content: { kind: 'function_call', id: unsafe(toolCallId), name: unsafe(name), args },
+        refs: { toolCallId },
+      })
+      return { ...event, refs: { toolCallId, operationId: unsafe(operationIdOf(identity.runId, counter)) } }
+    },
+    dispatch: (call, recoveryMode, attempt = 1, extra = {}) => {
+      const { content, operationId } = callParts(call)
+      const made = makeDispatchEvent(ids, stamp(), {
+        operationId,
+        toolCallId: content.id,
+        toolName: content.name,
+        argsDigest: argsDigest(content.args),
+        recoveryMode,
+        attempt,
+        ...(recoveryMode === 'reconcile' ? { reconcileBasis: extra.reconcileBasis ?? 'absent' } : {}),
+        ...(extra.priorVerdict === undefined ? {} : { priorVerdict: extra.priorVerdict }),
+      })
+      if (made._tag === 'Left') throw new TypeError(made.left)
+      return made.right
+    },
+    outcome: (call, origin, options = {}) => {
+      const { content, operationId } = callParts(call)
+      const attempt = options.attempt ?? (origin === 'normal_t2' || origin === 'reissue_t2' ? 1 : undefined)
+      const toolOutcome = makeToolOutcome({
+        operationId,
+        settlementOrigin: origin,
+        ...(attempt === undefined ? {} : { attempt }),
+        ...(options.adjudication === undefined ? {} : { adjudication: options.adjudication }),
+      })
+      if (toolOutcome._tag === 'Left') throw new TypeError(toolOutcome.left)
+      const isError = options.isError ?? origin === 'pre_t1_synthetic'
+      return row({
+        role: 'tool',
+        author: origin === 'operator_adjudication' ? 'user' : 'tool',
+        content: {
+          kind: 'function_response',
+          id: content.id,
+          name: content.name,
+          result: options.result ?? { ok: true },
+          ...(isError ? { isError: true } : {}),
+        },
+        actions: { toolOutcome: toolOutcome.right },
+        refs: { toolCallId: content.id, operationId: unsafe(operationId) },
+      })
+    },
   }
 }
 

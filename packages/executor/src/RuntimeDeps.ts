@@ -25,7 +25,10 @@ export type CrashPoint =
   | 'after_run_created'
   | 'after_initial_user_committed'
   | 'after_function_call'
+  | 'after_permission_request_committed'
+  | 'after_tool_dispatch_committed'
   | 'after_tool_response'
+  | 'after_settlement_committed'
   | 'after_continuation_start_committed'
   | 'after_terminal_event_committed'
   | 'after_terminal_header_committed'
@@ -160,6 +163,12 @@ export interface RuntimeDeps {
    */
   readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly safeBoundaryResumeEnabled: boolean
+  /**
+   * False when `MAKA_RUNTIME_TOOL_JOURNAL=0`: runs write exactly what Phase 1 writes even where the
+   * journal could be written (fleets whose older binaries share a store). Default true; a run writes
+   * the journal only with the resume flag on and a store whose appends are durable.
+   */
+  readonly toolJournal?: boolean
   readonly permissionMode?: PermissionMode
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
   readonly systemPrompt?: string

@@ -3,7 +3,13 @@
  * only after its `function_call` row is committed, and its `function_response` row is appended when
  * it ends — so after a crash the ledger says exactly which calls may have had effects.
  */
-import { NonEmptyString, type RuntimeEvent, makeNonNegativeIntUnsafe } from '@maka/events'
+import {
+  NonEmptyString,
+  type RuntimeEvent,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  operationIdOf,
+} from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
 import {
   type ModelProvider,
@@ -13,6 +19,7 @@ import {
   providerFailure,
 } from '@maka/providers'
 import type { ShellRunRecorder, Tool, ToolOutcome } from '@maka/tools'
+import { runJournaledCall } from './journaledCall.js'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriteFailure, type RunWriter } from './runWriter.js'
@@ -56,6 +63,11 @@ export interface LoopInput {
   readonly crashPoint: (point: CrashPoint) => Promise<void>
   /** Aborted when the host cancels the run: the model stream stops, a running shell is killed. */
   readonly signal?: AbortSignal
+  /**
+   * The run writes the tool journal (Phase 2): calls carry their operation id, and each call goes
+   * through preflight, a durable dispatch row and a durable outcome ({@link runJournaledCall}).
+   */
+  readonly protocol?: boolean
 }
 
 interface ToolCall {
@@ -120,10 +132,27 @@ const shellRecorder = (stores: StorePorts): ShellRunRecorder => ({
     ),
 })
 
-const runTool = async (input: LoopInput, tool: Tool, call: StepResult['toolCalls'][number]): Promise<ToolOutcome> => {
+/**
+ * Runs a tool's implementation; a throw becomes an error result the model sees. `journal` names the
+ * operation and attempt of a protocol run's call (and its idempotency key).
+ * @category constructors
+ */
+export const runTool = async (
+  input: LoopInput,
+  tool: Tool,
+  call: { readonly id: NonEmptyString; readonly args: unknown },
+  journal?: { readonly operationId: string; readonly attempt: number },
+): Promise<ToolOutcome> => {
   const header = input.writer.header()
   try {
     return await tool.run(call.args, {
+      ...(journal === undefined
+        ? {}
+        : {
+            operationId: journal.operationId,
+            attempt: journal.attempt,
+            idempotencyKey: `maka:${journal.operationId}`,
+          }),
       sessionId: header.sessionId,
       runId: header.runId,
       cwd: input.cwd,
@@ -193,7 +222,11 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
       if (E.isLeft(answered)) return answered
     }
     if (result.toolCalls.length === 0) return E.right({ _tag: 'Completed' })
+    const operationIds: Array<string> = []
     for (const call of result.toolCalls) {
+      // A protocol call's operation id is its own row's place in the run.
+      const operationId = operationIdOf(writer.header().runId, writer.nextRow())
+      operationIds.push(operationId)
       const called = await writer.append({
         role: 'model',
         author: 'agent',
@@ -203,13 +236,34 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
           name: call.name,
           args: call.args,
         },
-        refs: { toolCallId: call.id },
+        refs: {
+          toolCallId: call.id,
+          ...(input.protocol === true ? { operationId: makeNonEmptyStringUnsafe(operationId) } : {}),
+        },
       })()
       if (E.isLeft(called)) return called
     }
     await input.crashPoint('after_function_call')
-    for (const call of result.toolCalls) {
+    for (const [index, call] of result.toolCalls.entries()) {
       const tool = input.tools.find((t) => t.name === call.name)
+      if (input.protocol === true) {
+        const operationId = operationIds[index] ?? ''
+        const settled = await runJournaledCall(
+          input,
+          tool,
+          call,
+          {
+            operationId,
+            attempt: 1,
+            origin: 'normal_t2',
+            requestId: `perm-${call.id}`,
+            afterResponse: 'after_tool_response',
+          },
+          (found, journal) => runTool(input, found, call, journal),
+        )
+        if (E.isLeft(settled)) return settled
+        continue
+      }
       let outcome: ToolOutcome
       if (tool === undefined) {
         outcome = { result: { error: `There is no tool named ${call.name}.` }, isError: true }

@@ -13,6 +13,7 @@ import {
   type RuntimeEvent,
   type SessionId,
   makeInitialUserEvent,
+  withProtocolMarker,
   makeNonEmptyStringUnsafe,
 } from '@maka/events'
 
@@ -59,6 +60,8 @@ export interface TurnStartInput {
   readonly createdAt: IsoTimestamp
   /** The stamp of the run's first row. */
   readonly stamp: RowStamp
+  /** The run writes the tool journal: its first row carries the protocol marker. */
+  readonly protocol?: boolean
 }
 
 /**
@@ -87,5 +90,6 @@ export const decideTurnStart = (input: TurnStartInput): TurnStart => {
     updatedAt: input.createdAt,
     ...(input.workspaceIdentity === undefined ? {} : { workspaceIdentity: input.workspaceIdentity }),
   }
-  return { header, initialUser: makeInitialUserEvent(header, input.stamp, input.prompt) }
+  const initialUser = makeInitialUserEvent(header, input.stamp, input.prompt)
+  return { header, initialUser: input.protocol === true ? withProtocolMarker(initialUser) : initialUser }
 }

@@ -40,6 +40,11 @@ export interface RunContext {
   readonly newRunId: () => RunId
   readonly newTurnId: () => NonEmptyString
   readonly newInvocationId: () => NonEmptyString
+  /**
+   * Runs started here write the tool journal (Phase 2): the resume flag is on, the journal is not
+   * switched off, and the store's appends are durable.
+   */
+  readonly protocol: boolean
   readonly guard: RunGuard
   readonly ownership: Ownership
   readonly perform: PerformWrites
@@ -76,6 +81,10 @@ export const errorClassOf = (stop: RunStop): string =>
 export const storeErrorOf = (stop: RunStop): { readonly error?: StoreError } =>
   stop._tag === 'RunWriteFailed' ? { error: stop.error } : {}
 
+// The store says whether an append it resolved survives a crash of the machine's process.
+const durableAppend = (stores: StorePorts): boolean =>
+  (stores as { readonly capabilities?: { readonly durableAppend?: boolean } }).capabilities?.durableAppend === true
+
 /**
  * Builds the shared parts from the runtime's dependencies.
  * @category constructors
@@ -91,6 +100,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const newRunWriter = (header: AgentRun): RunWriter =>
     makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
   const perform = makePerformWrites({ stores, newRunWriter, crashPoint })
+  const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal !== false && durableAppend(stores)
 
   return {
     deps,
@@ -101,6 +111,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     newRunId: () => makeRunIdUnsafe(newId('run')),
     newTurnId: () => makeNonEmptyStringUnsafe(newId('turn')),
     newInvocationId: () => makeNonEmptyStringUnsafe(newId('invocation')),
+    protocol,
     guard: makeRunGuard(),
     ownership: makeOwnership(stores, deps.inspector),
     perform,
@@ -120,6 +131,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
         cwd,
         maxModelSteps: deps.maxModelSteps ?? 24,
         crashPoint: crashPoint(writer.header().runId),
+        protocol,
       }),
     finishRun: async (writer, outcome) => {
       // The stamp is taken before the completion time, as the rows and header record them.

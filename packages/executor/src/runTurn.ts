@@ -107,6 +107,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       prompt: request.prompt,
       createdAt,
       stamp: rowStamp(runId, 1, ctx.clock().getTime()),
+      protocol: ctx.protocol,
     })
     // A write failed mid-run: the run stays non-terminal and startup recovery will close it.
     const interrupted = (stop: RunStop): TurnResult => ({

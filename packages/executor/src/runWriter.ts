@@ -75,6 +75,8 @@ export interface RunWriter {
   /** Rows committed by this writer, in order. */
   readonly committed: () => ReadonlyArray<RuntimeEvent>
   readonly terminated: () => boolean
+  /** The 1-based row number the next appended row will have. */
+  readonly nextRow: () => number
   stamp(): RowStamp
   /** Appends a row (`null`: the run already has its terminal event, the row is drained). */
   append(
@@ -155,6 +157,7 @@ export const makeRunWriter = (deps: {
     header: () => header,
     committed: () => committed,
     terminated: () => terminated,
+    nextRow: () => rows + 1,
     stamp,
     appendRow,
     append: (fields, options) => () => {

@@ -62,20 +62,34 @@ export const authorise =
     input: PermissionContext,
     tool: Tool,
     call: { readonly id: NonEmptyString; readonly name: NonEmptyString; readonly args: unknown },
+    options: AuthoriseOptions = {},
   ): TE.TaskEither<RunWriteFailure, 'allow' | 'deny'> =>
   () =>
-    authorised(input, tool, call)
+    authorised(input, tool, call, options)
+
+/**
+ * How a protocol run asks (Phase 2): a reissue asks under its own request id, and a crash point
+ * follows the committed request.
+ * @category models
+ */
+export interface AuthoriseOptions {
+  /** The request id; `perm-<toolCallId>` when absent. */
+  readonly requestId?: string
+  /** Called once the request row is committed, before the question is put. */
+  readonly afterRequest?: () => Promise<void>
+}
 
 const authorised = async (
   input: PermissionContext,
   tool: Tool,
   call: { readonly id: NonEmptyString; readonly name: NonEmptyString; readonly args: unknown },
+  options: AuthoriseOptions,
 ): Promise<E.Either<RunWriteFailure, 'allow' | 'deny'>> => {
   if (!tool.mutates) return E.right('allow')
   const { writer } = input
   const { id: toolCallId, args } = call
   // Never empty by construction.
-  const requestId = makeNonEmptyStringUnsafe(`perm-${toolCallId}`)
+  const requestId = makeNonEmptyStringUnsafe(options.requestId ?? `perm-${toolCallId}`)
   const requested = await writer.append({
     role: 'system',
     author: 'system',
@@ -89,6 +103,7 @@ const authorised = async (
     },
   })()
   if (E.isLeft(requested)) return requested
+  await options.afterRequest?.()
   let decision: 'allow' | 'deny' = input.permissionMode === 'allow' ? 'allow' : 'deny'
   if (input.permissionMode === 'ask') {
     if (input.askPermission === undefined) {

@@ -127,6 +127,7 @@ const harness = (failAt: string | null) => {
     header: () => header,
     committed: () => [],
     terminated: () => false,
+    nextRow: () => 1,
     stamp: () => ({ eventId: makeNonEmptyStringUnsafe('x'), ts: makeFiniteNumberUnsafe(0) }),
     append: () => TE.right(null),
     appendRow: (row: RuntimeEvent, options) => {

@@ -3,7 +3,16 @@
  * no class instances, no functions, no `undefined` values — so hosts can print, persist and compare
  * it, and planning the same input twice gives deep-equal plans.
  */
-import type { NonEmptyString, NonNegativeInt, ParkReason, RunId, RuntimeEvent, SessionId } from '@maka/events'
+import type {
+  NonEmptyString,
+  NonNegativeInt,
+  ParkReason,
+  RecoveryMode,
+  RunId,
+  RuntimeEvent,
+  SessionId,
+  SettlementEntry,
+} from '@maka/events'
 import { rejectionReasonsOf, sortFindings } from './internal/GateTable.js'
 import type { ParkFinding, ParkFindings } from './ParkFinding.js'
 
@@ -18,6 +27,14 @@ import type { ParkFinding, ParkFindings } from './ParkFinding.js'
 export const PlanWarningSentences = {
   /** The store found an incomplete final row; it is not part of the committed prefix. */
   ledger_torn_tail: 'The ledger ends with an incomplete row that was never committed; it is ignored.',
+  /** A protocol call was committed but its tool never started; the continuation runs it. */
+  tool_not_dispatched:
+    'A tool call was recorded but its tool never started; the continuation runs it after asking again.',
+  /** A permission request left open at the boundary is asked again before its call is reissued. */
+  permission_reasked: 'A permission question left open when the run stopped will be asked again.',
+  /** A probe checked whether a dispatched call took effect. */
+  reconcile_verdict:
+    'A check of the workspace decided what became of a tool call that was running when the run stopped.',
 } as const
 
 /**
@@ -66,6 +83,27 @@ export interface SafetySnapshot {
   /** Sorted and unique. */
   readonly availableToolNames: ReadonlyArray<string>
   readonly workspaceCheckpoint?: SnapshotCheckpoint
+  /** Each tool's recovery mode (`by_args` when a call's args decide it), sorted by name. */
+  readonly toolRecoveryModes?: Readonly<Record<string, RecoveryMode | 'by_args'>>
+  /** The verdicts of the probes the plan relied on (left out when none). */
+  readonly probeVerdicts?: ReadonlyArray<{ readonly operationId: string; readonly verdict: string }>
+}
+
+/**
+ * A tool operation without a response in the chain, as a plan lists it: never its args.
+ * @category models
+ */
+export interface OpenToolOperation {
+  readonly operationId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly runId: string
+  readonly status: 'definitely_not_dispatched' | 'dispatched_outcome_unknown' | 'indeterminate'
+  readonly recoveryMode: RecoveryMode | null
+  readonly attempts: number
+  readonly adoptions: number
+  readonly action: 'reissue' | 'settle_applied' | 'settle_reattached' | null
+  readonly reason: ParkReason | null
 }
 
 /**
@@ -85,6 +123,8 @@ export interface Continuation {
   readonly runtimeContext: ReadonlyArray<RuntimeEvent>
   /** The source run's own replay segment. */
   readonly sourceRuntimeContext: ReadonlyArray<RuntimeEvent>
+  /** What the continuation settles first, in call-row order (left out when nothing). */
+  readonly settlementPlan?: ReadonlyArray<SettlementEntry>
   readonly safetySnapshot: SafetySnapshot
 }
 
@@ -128,6 +168,8 @@ export interface ContinuationPlan {
   readonly diagnostics: ReadonlyArray<PlanDiagnostic>
   readonly sourceRunId: string | null
   readonly sourceRuntimeEventHighWater: number | null
+  /** The chain's open tool operations and what planning decided for each (left out when none). */
+  readonly openToolOperations?: ReadonlyArray<OpenToolOperation>
   readonly continuation?: Continuation
 }
 
@@ -170,12 +212,14 @@ export const makeParkedPlan = (
   findings: ParkFindings,
   boundary: PlanBoundary,
   warnings: ReadonlyArray<PlanDiagnostic> = [],
+  openToolOperations: ReadonlyArray<OpenToolOperation> = [],
 ): Omit<ContinuationPlan, 'continuation'> => ({
   disposition: 'park',
   rejectionReasons: rejectionReasonsOf(findings),
   diagnostics: [...sortFindings(findings).map(toErrorDiagnostic), ...warnings],
   sourceRunId: boundary.sourceRunId,
   sourceRuntimeEventHighWater: boundary.sourceRuntimeEventHighWater,
+  ...(openToolOperations.length === 0 ? {} : { openToolOperations }),
 })
 
 /**
@@ -185,12 +229,14 @@ export const makeParkedPlan = (
 export const makeContinuePlan = <C extends Continuation | ContinuationOutline>(
   continuation: C,
   warnings: ReadonlyArray<PlanDiagnostic> = [],
+  openToolOperations: ReadonlyArray<OpenToolOperation> = [],
 ): Omit<ContinuationPlan, 'continuation'> & { readonly continuation: C } => ({
   disposition: 'continue',
   rejectionReasons: [],
   diagnostics: warnings,
   sourceRunId: continuation.sourceRunId,
   sourceRuntimeEventHighWater: continuation.sourceRuntimeEventHighWater,
+  ...(openToolOperations.length === 0 ? {} : { openToolOperations }),
   continuation,
 })
 
@@ -218,12 +264,18 @@ export const materializePlan = (
 ): ContinuationPlan => {
   const { continuation, ...rest } = plan
   if (continuation === undefined) return rest
-  const { replay, safetySnapshot, ...fields } = continuation
+  const { replay, safetySnapshot, settlementPlan, ...fields } = continuation
   const segments = replay.map((segment) => segmentEvents(segment, rowsOf(segment.runId)))
   const sourceRuntimeContext = segments.at(-1) ?? []
   // The keys keep planner.md's order: the histories stand between the boundary and the snapshot.
   return {
     ...rest,
-    continuation: { ...fields, runtimeContext: segments.flat(), sourceRuntimeContext, safetySnapshot },
+    continuation: {
+      ...fields,
+      runtimeContext: segments.flat(),
+      sourceRuntimeContext,
+      ...(settlementPlan === undefined ? {} : { settlementPlan }),
+      safetySnapshot,
+    },
   }
 }

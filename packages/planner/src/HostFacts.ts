@@ -1,3 +1,5 @@
+import type { RecoveryMode } from '@maka/events'
+
 /**
  * The facts only the running host can observe. The planner owns this type; `host-inspector`
  * produces values of it, so the shell depends on the core and never the reverse.
@@ -43,4 +45,35 @@ export interface HostFacts {
   readonly workspaceCheckpoint?: WorkspaceCheckpoint
   /** A caller-supplied expected ledger length for the source run. */
   readonly expectedRuntimeEventHighWater?: number
+  /**
+   * True when a run started here now would write the tool journal (Phase 2): the resume flag is on,
+   * the store's appends are durable and `MAKA_RUNTIME_TOOL_JOURNAL` is not `0`. Absent: false.
+   */
+  readonly toolJournal?: boolean
+  /** Each registered tool's recovery mode, or `by_args` when its mode depends on a call's args. */
+  readonly toolRecoveryModes?: Readonly<Record<string, RecoveryMode | 'by_args'>>
+}
+
+/**
+ * What a probe found: whether a `reconcile` operation's effect happened.
+ * @category models
+ */
+export type ProbeVerdict = 'applied' | 'not_applied' | 'diverged' | 'unreadable'
+
+/**
+ * What the host saw of a `reattach` operation's command: ended, still running, or gone without a trace.
+ * @category models
+ */
+export type ReattachObservation = 'exited' | 'running' | 'lost'
+
+/**
+ * What the host found, right now, about one open operation of the chain: the mode its tool gives
+ * the call's args today and, for a `reconcile` or `reattach` operation whose mode is unchanged, the
+ * probe's verdict or the command's observation. World reads made for planning; they write nothing.
+ * @category models
+ */
+export interface OperationFacts {
+  readonly currentMode: RecoveryMode | null
+  readonly probe?: ProbeVerdict
+  readonly observation?: ReattachObservation
 }

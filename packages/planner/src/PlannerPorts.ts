@@ -6,12 +6,12 @@
  * `ObservationError` (host-inspector's `InspectError` is one, and so is a `StoreError`); the planner
  * turns each failure into its park reason.
  */
-import type { AgentRun, ContinuationClaim, RuntimeEvent } from '@maka/events'
+import type { AgentRun, ContinuationClaim, RecoveryMode, RuntimeEvent } from '@maka/events'
 import type { LedgerSnapshot, RunListing, StoreError } from '@maka/stores'
 import type * as T from 'fp-ts/lib/Task.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { ContinuationIds, ContinuationPlan, OutlinedPlan } from './ContinuationPlan.js'
-import type { HostFacts } from './HostFacts.js'
+import type { HostFacts, OperationFacts } from './HostFacts.js'
 import type { ObservationError } from './PortFailure.js'
 
 // -------------------------------------------------------------------------------------
@@ -63,6 +63,40 @@ export interface HostFactsPort {
     readonly sessionId: string
     readonly sourceRun: AgentRun
   }): TE.TaskEither<ObservationError, HostFacts>
+  /**
+   * What the world says now about open tool operations of the chain (Phase 2): each call's current
+   * mode, and a probe (`reconcile`) or an observation (`reattach`) when the mode is unchanged. Reads
+   * only. Absent: such operations park `tool_outcome_unknown`.
+   */
+  observeOperations?(input: {
+    readonly sessionId: string
+    readonly sourceRun: AgentRun
+    readonly operations: ReadonlyArray<OperationToObserve>
+  }): TE.TaskEither<ObservationError, ReadonlyArray<ObservedOperation>>
+}
+
+/**
+ * An open operation the host is asked about: its identity, the call's args, and what its last
+ * dispatch recorded. The args and the basis are for the tool's own check only; never log them.
+ * @category models
+ */
+export interface OperationToObserve {
+  readonly operationId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  /** The run whose ledger holds the call. */
+  readonly runId: string
+  readonly args: unknown
+  readonly recordedMode: RecoveryMode | null
+  readonly reconcileBasis: string | null
+}
+
+/**
+ * What the host found about one operation.
+ * @category models
+ */
+export interface ObservedOperation extends OperationFacts {
+  readonly operationId: string
 }
 
 /**

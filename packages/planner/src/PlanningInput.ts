@@ -8,7 +8,7 @@
 import type { AgentRun, ContinuationClaim } from '@maka/events'
 import type { LedgerSnapshot } from '@maka/stores'
 import type * as E from 'fp-ts/lib/Either.js'
-import type { HostFacts } from './HostFacts.js'
+import type { HostFacts, OperationFacts } from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -82,4 +82,6 @@ export interface PlanningInput {
   /** When absent, early exit 9 is not evaluated. */
   readonly boundaryHolders?: BoundaryHolders
   readonly facts: HostFacts
+  /** What the host read for the chain's open operations (Phase 2), by operation id. */
+  readonly operationFacts?: ReadonlyMap<string, OperationFacts>
 }

@@ -35,6 +35,7 @@ export type {
   OutlinedPlan,
   ContinuationOutline,
   ReplaySegment,
+  OpenToolOperation,
 } from './ContinuationPlan.js'
 export type { ParkFinding, ParkFindings, Gate } from './ParkFinding.js'
 
@@ -54,6 +55,8 @@ export type {
 export type {
   PlannerStorePort,
   HostFactsPort,
+  OperationToObserve,
+  ObservedOperation,
   IdSource,
   OwnerLiveness,
   LedgerFoldCounts,
@@ -62,7 +65,14 @@ export type {
   RuntimeContinuationPlanner,
 } from './PlannerPorts.js'
 export type { ObservationError, PortThrew, PortFailure } from './PortFailure.js'
-export type { HostFacts, WorkspaceCheckpoint, UnsettledOperation } from './HostFacts.js'
+export type {
+  HostFacts,
+  WorkspaceCheckpoint,
+  UnsettledOperation,
+  OperationFacts,
+  ProbeVerdict,
+  ReattachObservation,
+} from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------
 // shared rules

@@ -32,11 +32,20 @@ import {
   workspaceIdentityRecorded,
 } from './internal/earlyExits.js'
 import { type FoldedLedger, type LedgerFoldOptions, makeLedgerFolder } from './internal/foldLedger.js'
-import type { HostFacts } from './HostFacts.js'
+import type { HostFacts, OperationFacts } from './HostFacts.js'
 import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
-import { type ParkFindings, describeCause, describeThrown, park } from './ParkFinding.js'
-import { ledgerWarnings, planContinuation, planFolded, sourceFoldOptions } from './planContinuation.js'
+import { type ParkFindings, describeCause, describeThrown, makeParkFinding, park } from './ParkFinding.js'
+import {
+  type FoldedPlanningInput,
+  ledgerWarnings,
+  operationsToObserve,
+  operationsToObserveIn,
+  planContinuation,
+  planFolded,
+  sourceFoldOptions,
+} from './planContinuation.js'
 import type {
+  ObservedOperation,
   PlanRequest,
   PlannerStorePort,
   RuntimeContinuationPlanner,
@@ -297,15 +306,65 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
       ),
     )
 
+  // Phase 2: the world reads the open operations' decisions need, made once the ledgers are folded.
+  // A host that cannot make them parks the plan as an unavailable observation (exit 4's reason).
+  const withOperationFacts = <P>(
+    sessionId: string,
+    source: AgentRun,
+    operations: ReturnType<typeof operationsToObserve>,
+    plan: (facts: ReadonlyMap<string, OperationFacts> | undefined) => P,
+    parked: (findings: ParkFindings) => P,
+  ): T.Task<P> => {
+    const observeOperations = host.observeOperations?.bind(host)
+    if (operations.length === 0 || observeOperations === undefined) return T.of(plan(undefined))
+    const asked = operations.map((op) => ({
+      operationId: op.operationId,
+      toolCallId: op.toolCallId,
+      toolName: op.toolName,
+      runId: op.runId,
+      args: op.args,
+      recordedMode: op.recordedMode,
+      reconcileBasis: op.reconcileBasis,
+    }))
+    return pipe(
+      attempt(() => observeOperations({ sessionId, sourceRun: source, operations: asked })),
+      T.map(
+        E.match(
+          (cause) =>
+            parked([
+              makeParkFinding('safety_observation_unavailable', {
+                stage: 'observeOperations',
+                cause: describeCause(cause),
+              }),
+            ]),
+          (observed: ReadonlyArray<ObservedOperation>) =>
+            plan(new Map(observed.map(({ operationId, ...facts }) => [operationId, facts]))),
+        ),
+      ),
+    )
+  }
+
   const wholeLedgers = (sessionId: string) => ({
     readSource: (source: AgentRun) => store.readLedger(sessionId, source.runId),
     rowsOf: (ledger: LedgerSnapshot) => ledger.events.length,
     plan: (input: SourceRead<LedgerSnapshot>, ids: ContinuationIds): T.Task<ContinuationPlan> =>
       pipe(
         loadChain(store, sessionId, input.source, (header) => store.readLedger(sessionId, header.runId)),
-        T.map((found) => {
+        T.flatMap((found) => {
           const ancestors: AncestorLookup = (runId) => found.get(runId) ?? E.left(notLoaded)
-          return planContinuation({ ...input, ancestors }, ids)
+          const planning = { ...input, ancestors }
+          return withOperationFacts(
+            sessionId,
+            input.source,
+            operationsToObserveIn(planning),
+            (operationFacts) =>
+              planContinuation(operationFacts === undefined ? planning : { ...planning, operationFacts }, ids),
+            (findings) =>
+              makeParkedPlan(findings, {
+                sourceRunId: input.source.runId,
+                sourceRuntimeEventHighWater: input.ledger.events.length,
+              }),
+          )
         }),
       ),
   })
@@ -319,23 +378,32 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
         loadChain(store, sessionId, input.source, (header, pin) =>
           foldFromStore(store, sessionId, header, { limit: pin }),
         ),
-        T.map((found) =>
-          planFolded(
-            {
-              source: input.source,
-              ledger: { ...input.ledger.counts, tornTail: input.ledger.tornTail },
-              folded: input.ledger.folded,
-              ancestors: (runId) =>
-                pipe(
-                  found.get(runId) ?? E.left(notLoaded),
-                  E.map(({ header, ledger }) => ({ header, counts: ledger.counts, folded: ledger.folded })),
-                ),
-              boundaryHolders: input.boundaryHolders,
-              facts: input.facts,
-            },
-            ids,
-          ),
-        ),
+        T.flatMap((found) => {
+          const planning: FoldedPlanningInput = {
+            source: input.source,
+            ledger: { ...input.ledger.counts, tornTail: input.ledger.tornTail },
+            folded: input.ledger.folded,
+            ancestors: (runId) =>
+              pipe(
+                found.get(runId) ?? E.left(notLoaded),
+                E.map(({ header, ledger }) => ({ header, counts: ledger.counts, folded: ledger.folded })),
+              ),
+            boundaryHolders: input.boundaryHolders,
+            facts: input.facts,
+          }
+          return withOperationFacts(
+            sessionId,
+            input.source,
+            operationsToObserve(planning),
+            (operationFacts): OutlinedPlan =>
+              planFolded(operationFacts === undefined ? planning : { ...planning, operationFacts }, ids),
+            (findings): OutlinedPlan =>
+              makeParkedPlan(findings, {
+                sourceRunId: input.source.runId,
+                sourceRuntimeEventHighWater: input.ledger.counts.rows,
+              }),
+          )
+        }),
       ),
   })
 

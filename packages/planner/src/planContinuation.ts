@@ -15,6 +15,7 @@ import {
   type ContinuationIds,
   type ContinuationOutline,
   type ContinuationPlan,
+  type OpenToolOperation,
   type OutlinedPlan,
   type PlanDiagnostic,
   makeContinuePlan,
@@ -29,8 +30,11 @@ import {
   workspaceIdentityRecorded,
 } from './internal/earlyExits.js'
 import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './internal/foldLedger.js'
-import { type GateView, evaluateGates } from './internal/gates.js'
-import type { HostFacts } from './HostFacts.js'
+import { type GateView, evaluateGates, reaskedPermissions } from './internal/gates.js'
+import { type JournalView, journalReplay, makeJournalView } from './internal/journalView.js'
+import type { HostFacts, OperationFacts } from './HostFacts.js'
+import { sameCwd } from './normalizeCwd.js'
+import type { OpenOperation } from '@maka/projection'
 import { type LedgerCounts, countsOf } from './internal/ledgerChecks.js'
 import type { BoundaryHolders, PlanningInput } from './PlanningInput.js'
 import { type FoldedAncestorLookup, foldedLookup, walkChain } from './walkAncestors.js'
@@ -52,6 +56,8 @@ export interface FoldedPlanningInput {
   /** When absent, early exit 9 is not evaluated. */
   readonly boundaryHolders?: BoundaryHolders
   readonly facts: HostFacts
+  /** What the host read for the chain's open operations (Phase 2), by operation id. */
+  readonly operationFacts?: ReadonlyMap<string, OperationFacts>
 }
 
 // -------------------------------------------------------------------------------------
@@ -99,6 +105,58 @@ export const ledgerWarnings = (
         }),
       ]
 
+// Early exits 6–9 and the ancestor walk.
+const walkedChain = (input: FoldedPlanningInput) => {
+  const { source, ledger, folded } = input
+  return pipe(
+    workspaceIdentityRecorded(source),
+    E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
+    E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
+    E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
+    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
+  )
+}
+
+/**
+ * The open operations of the chain whose decision needs the host to read the world — the mode its
+ * tool gives the call's args today, a `reconcile` probe, a `reattach` observation — and may: the
+ * early exits pass and the workspace is the one the calls ran in (gates 6 and 7). Planning again
+ * with what the host read ({@link FoldedPlanningInput.operationFacts}) decides them.
+ * @category constructors
+ */
+export const operationsToObserve = (input: FoldedPlanningInput): ReadonlyArray<OpenOperation> => {
+  const chained = walkedChain(input)
+  if (E.isLeft(chained)) return []
+  const journal = makeJournalView(chained.right.segments, input.facts, undefined)
+  const { source, facts } = input
+  const sameWorkspace =
+    sameCwd(source.cwd, facts.currentCwd) &&
+    source.workspaceIdentity !== undefined &&
+    source.workspaceIdentity === facts.currentWorkspaceIdentity
+  return journal === null || !sameWorkspace ? [] : journal.decided.awaitingFacts
+}
+
+/**
+ * {@link operationsToObserve} for already-loaded data.
+ * @category constructors
+ */
+export const operationsToObserveIn = (input: PlanningInput): ReadonlyArray<OpenOperation> =>
+  operationsToObserve(foldedInput(input, new Map()))
+
+const foldedInput = (input: PlanningInput, rowsOf: Map<string, ReadonlyArray<RuntimeEvent>>): FoldedPlanningInput => {
+  const { source, ledger, facts } = input
+  rowsOf.set(source.runId, ledger.events)
+  return {
+    source,
+    ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
+    folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
+    ancestors: foldedLookup(input.ancestors, rowsOf),
+    ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),
+    facts,
+    ...(input.operationFacts === undefined ? {} : { operationFacts: input.operationFacts }),
+  }
+}
+
 /**
  * Plans a continuation of folded ledgers: early exits 6–9, the ancestor walk and gates 0–13. The
  * continuation's history is an outline: segments of the chain's rows.
@@ -109,68 +167,96 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
   const highWater = ledger.problem?._tag === 'Unreadable' ? null : ledger.rows
   const warnings = ledgerWarnings(source, ledger)
   const expectedHighWater = expectedHighWaterOf(facts)
+  const boundary = { sourceRunId: source.runId, sourceRuntimeEventHighWater: highWater }
+  const chained = walkedChain(input)
+  if (E.isLeft(chained)) return makeParkedPlan(chained.left, boundary, warnings)
+  const chain = chained.right
+  const journal = makeJournalView(chain.segments, facts, input.operationFacts)
+  const view: GateView = {
+    source,
+    ledger: folded,
+    ...(expectedHighWater === undefined ? {} : { expectedHighWater }),
+    chain,
+    facts,
+    ids,
+    journal,
+  }
+  const open = journal === null ? [] : openToolOperations(journal)
+  const allWarnings = journal === null ? warnings : [...warnings, ...journalWarnings(view, journal)]
   return pipe(
-    workspaceIdentityRecorded(source),
-    E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
-    E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
-    E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
-    E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
-    E.flatMap((chain) => {
-      const view: GateView = {
-        source,
-        ledger: folded,
-        ...(expectedHighWater === undefined ? {} : { expectedHighWater }),
-        chain,
-        facts,
-        ids,
+    evaluateGates(view),
+    E.map((passed): ContinuationOutline => {
+      const settlementPlan = journal?.decided.settlementPlan ?? []
+      const probeVerdicts = probeVerdictsOf(journal)
+      return {
+        sessionId: source.sessionId,
+        invocationId: ids.invocationId,
+        runId: ids.runId,
+        turnId: ids.turnId,
+        sourceInvocationId: source.invocationId,
+        sourceRunId: source.runId,
+        sourceTurnId: source.turnId,
+        // A row count is a non-negative integer by construction.
+        sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(ledger.rows),
+        replay:
+          journal === null ? chain.segments.map(({ segment }) => segment) : journalReplay(chain.segments, journal),
+        ...(settlementPlan.length === 0 ? {} : { settlementPlan }),
+        safetySnapshot: {
+          workspaceIdentity: passed.workspaceIdentity,
+          backgroundOperationsSettled: true,
+          availableToolNames: passed.availableToolNames,
+          ...(passed.workspaceCheckpoint === null ? {} : { workspaceCheckpoint: passed.workspaceCheckpoint }),
+          ...(facts.toolRecoveryModes === undefined ? {} : { toolRecoveryModes: sortedModes(facts.toolRecoveryModes) }),
+          ...(probeVerdicts.length === 0 ? {} : { probeVerdicts }),
+        },
       }
-      return pipe(
-        evaluateGates(view),
-        E.map((passed): ContinuationOutline => ({
-          sessionId: source.sessionId,
-          invocationId: ids.invocationId,
-          runId: ids.runId,
-          turnId: ids.turnId,
-          sourceInvocationId: source.invocationId,
-          sourceRunId: source.runId,
-          sourceTurnId: source.turnId,
-          // A row count is a non-negative integer by construction.
-          sourceRuntimeEventHighWater: makeNonNegativeIntUnsafe(ledger.rows),
-          replay: chain.segments.map(({ segment }) => segment),
-          safetySnapshot: {
-            workspaceIdentity: passed.workspaceIdentity,
-            backgroundOperationsSettled: true,
-            availableToolNames: passed.availableToolNames,
-            ...(passed.workspaceCheckpoint === null ? {} : { workspaceCheckpoint: passed.workspaceCheckpoint }),
-          },
-        })),
-      )
     }),
     E.match(
-      (findings): OutlinedPlan =>
-        makeParkedPlan(findings, { sourceRunId: source.runId, sourceRuntimeEventHighWater: highWater }, warnings),
-      (continuation): OutlinedPlan => makeContinuePlan(continuation, warnings),
+      (findings): OutlinedPlan => makeParkedPlan(findings, boundary, allWarnings, open),
+      (continuation): OutlinedPlan => makeContinuePlan(continuation, allWarnings, open),
     ),
   )
 }
+
+const sortedModes = <V>(modes: Readonly<Record<string, V>>): Readonly<Record<string, V>> =>
+  Object.fromEntries(Object.entries(modes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+
+const probeVerdictsOf = (journal: JournalView | null) =>
+  (journal?.decided.decisions ?? []).flatMap((d) =>
+    d.probe === null || d.probe === undefined ? [] : [{ operationId: d.operation.operationId, verdict: d.probe }],
+  )
+
+const openToolOperations = (journal: JournalView): ReadonlyArray<OpenToolOperation> =>
+  journal.decided.decisions.map((d) => ({
+    operationId: d.operation.operationId,
+    toolCallId: d.operation.toolCallId,
+    toolName: d.operation.toolName,
+    runId: d.operation.runId,
+    status: d.operation.status,
+    recoveryMode: d.recoveryMode,
+    attempts: d.operation.attempts,
+    adoptions: d.operation.adoptions,
+    action: d.action,
+    reason: d.reason,
+  }))
+
+// The journal's warnings: calls that never started and will run, questions asked again, probe verdicts.
+const journalWarnings = (view: GateView, journal: JournalView): ReadonlyArray<PlanDiagnostic> => [
+  ...journal.decided.decisions
+    .filter((d) => d.operation.status === 'definitely_not_dispatched' && d.action === 'reissue')
+    .map((d) =>
+      makeWarning('tool_not_dispatched', { operationId: d.operation.operationId, toolCallId: d.operation.toolCallId }),
+    ),
+  ...reaskedPermissions(view).map((requestId) => makeWarning('permission_reasked', { requestId })),
+  ...probeVerdictsOf(journal).map((v) => makeWarning('reconcile_verdict', v)),
+]
 
 /**
  * Plans a continuation of already-loaded data: early exits 6–9, the ancestor walk and gates 0–13.
  * @category constructors
  */
 export const planContinuation = (input: PlanningInput, ids: ContinuationIds): ContinuationPlan => {
-  const { source, ledger, facts } = input
-  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>([[source.runId, ledger.events]])
-  const outlined = planFolded(
-    {
-      source,
-      ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
-      folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
-      ancestors: foldedLookup(input.ancestors, rowsOf),
-      ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),
-      facts,
-    },
-    ids,
-  )
+  const rowsOf = new Map<string, ReadonlyArray<RuntimeEvent>>()
+  const outlined = planFolded(foldedInput(input, rowsOf), ids)
   return materializePlan(outlined, (runId) => rowsOf.get(runId) ?? [])
 }

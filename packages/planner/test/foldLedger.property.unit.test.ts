@@ -100,12 +100,13 @@ describe('foldEvents (property)', () => {
           expect(folded.firstRow).toBe(events[0])
           expect(folded.onlyTerminalRows).toBe(events.length > 0 && events.every(isTerminalEvent))
           expect(folded.prefixRows).toBe(Math.min(limit, events.length))
-          const { projection, firstRow: _f, onlyTerminalRows: _o, rows: _r, ...judged } = folded
+          const { projection, firstRow: _f, onlyTerminalRows: _o, rows: _r, visibleUnder: _v, ...judged } = folded
           const {
             projection: prefixProjection,
             firstRow: _pf,
             onlyTerminalRows: _po,
             rows: _pr,
+            visibleUnder: _pv,
             ...prefixJudged
           } = prefix
           expect(judged).toEqual(prefixJudged)

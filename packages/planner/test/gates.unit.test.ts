@@ -2,7 +2,26 @@ import type { RuntimeEvent } from '@maka/events'
 import { describe, expect, it } from 'vitest'
 import { type HostFacts } from '../src/index.js'
 import { GateTable } from '../src/internal/GateTable.js'
-import { type Given, type LooseContinuationIds, givenLedger, header, rows, safeRows } from './givenLedger.js'
+import {
+  type Given,
+  type LooseContinuationIds,
+  givenLedger,
+  header,
+  journalFacts,
+  rows,
+  safeRows,
+} from './givenLedger.js'
+
+// A protocol run whose one call was dispatched under `mode` and has no response.
+const dispatched = (tool: string, mode: 'never_auto_retry' | 'reconcile' | 'reattach' | 'replay_safe', args = {}) => {
+  const l = rows()
+  const user = l.protocolUserText('go')
+  const call = l.protocolCall('call-1', tool, args)
+  return [user, call, l.dispatch(call, mode), l.terminal()]
+}
+const observed = (facts: Record<string, unknown>) => () => ({
+  operationFacts: new Map([['run-1-o2', facts as never]]),
+})
 
 interface GateCase {
   readonly gate: number
@@ -34,6 +53,74 @@ const cases: ReadonlyArray<GateCase> = [
     },
     reasons: ['dangling_tool_state'],
     detail: { toolCallIds: ['call-1'] },
+  },
+  {
+    gate: 0,
+    name: 'a dispatch names no call (Phase 2)',
+    events: () => {
+      const l = rows()
+      const user = l.protocolUserText('go')
+      const call = l.protocolCall('call-1', 'read_file')
+      return [
+        user,
+        l.dispatch({ ...call, refs: { toolCallId: 'call-1', operationId: 'run-9-o2' } } as never, 'replay_safe'),
+        l.terminal(),
+      ]
+    },
+    facts: journalFacts,
+    reasons: ['tool_journal_corrupt'],
+  },
+  {
+    gate: 0,
+    name: 'a never_auto_retry call was dispatched and has no outcome',
+    events: () => dispatched('shell', 'never_auto_retry', { command: 'npm publish', background: true }),
+    facts: journalFacts,
+    given: observed({ currentMode: 'never_auto_retry' }),
+    reasons: ['tool_outcome_unknown'],
+    detail: { operations: [{ operationId: 'run-1-o2', toolCallId: 'call-1', recoveryMode: 'never_auto_retry' }] },
+  },
+  {
+    gate: 0,
+    name: 'a foreground command is still running',
+    events: () => dispatched('shell', 'reattach', { command: 'make' }),
+    facts: journalFacts,
+    given: observed({ currentMode: 'reattach', observation: 'running' }),
+    reasons: ['tool_still_running'],
+  },
+  {
+    gate: 0,
+    name: 'a probe finds the file neither before nor after',
+    events: () => dispatched('write_file', 'reconcile'),
+    facts: journalFacts,
+    given: observed({ currentMode: 'reconcile', probe: 'diverged' }),
+    reasons: ['reconcile_diverged'],
+  },
+  {
+    gate: 0,
+    name: 'a probe cannot read the file',
+    events: () => dispatched('write_file', 'reconcile'),
+    facts: journalFacts,
+    given: observed({ currentMode: 'reconcile', probe: 'unreadable' }),
+    reasons: ['reconcile_unreadable'],
+  },
+  {
+    gate: 0,
+    name: 'more than 64 calls would be settled',
+    events: () => {
+      const l = rows()
+      const user = l.protocolUserText('go')
+      return [user, ...Array.from({ length: 65 }, (_, i) => l.protocolCall(`call-${i}`, 'read_file')), l.terminal()]
+    },
+    facts: journalFacts,
+    reasons: ['operator_decision_required'],
+    detail: { openOperations: 65 },
+  },
+  {
+    gate: 0,
+    name: 'the tool now declares another mode',
+    events: () => dispatched('read_file', 'replay_safe'),
+    facts: { ...journalFacts, toolRecoveryModes: { read_file: 'never_auto_retry' } },
+    reasons: ['tool_recovery_mode_changed'],
   },
   {
     gate: 1,

@@ -28,6 +28,7 @@ import {
   type ContinuationIds,
   type ContinuationPlan,
   type HostFacts,
+  type OperationFacts,
   planContinuation,
 } from '../src/index.js'
 
@@ -133,6 +134,15 @@ export interface Given {
   readonly ledger?: Partial<LedgerSnapshot>
   readonly ancestors?: Ancestors
   readonly boundaryHolders?: BoundaryHolders
+  /** What the host read for open operations (Phase 2). */
+  readonly operationFacts?: ReadonlyMap<string, OperationFacts>
+}
+
+/** Host facts of a host that writes the tool journal (Phase 2), with the built-in tools' modes. */
+export const journalFacts: Partial<HostFacts> = {
+  availableToolNames: ['list_dir', 'read_file', 'shell', 'write_file'],
+  toolJournal: true,
+  toolRecoveryModes: { list_dir: 'replay_safe', read_file: 'replay_safe', shell: 'by_args', write_file: 'reconcile' },
 }
 
 export interface Then {
@@ -174,6 +184,7 @@ export const givenLedger = (events: ReadonlyArray<RuntimeEvent>, given: Given = 
           ledger: ledgerOf(events, given.ledger),
           ...(given.ancestors === undefined ? {} : { ancestors: given.ancestors }),
           ...(given.boundaryHolders === undefined ? {} : { boundaryHolders: given.boundaryHolders }),
+          ...(given.operationFacts === undefined ? {} : { operationFacts: given.operationFacts }),
           facts: { ...defaultFacts, ...facts },
         },
         continuationIdsUnsafe({ ...freshIds, ...ids }),

@@ -19,3 +19,20 @@ export {
   makeResumeProjector,
   projectResumePlan,
 } from './projectResumePlan.js'
+export {
+  type JournalCall,
+  type JournalDispatch,
+  type JournalResponse,
+  type SegmentJournal,
+  type SegmentJournalFolder,
+  makeSegmentJournalFolder,
+  foldSegmentJournal,
+} from './segmentJournal.js'
+export {
+  type JournalCorruptionKind,
+  type JournalCorruption,
+  type OpenOperationStatus,
+  type OpenOperation,
+  type ChainProjection,
+  projectChain,
+} from './projectChain.js'

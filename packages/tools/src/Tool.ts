@@ -3,7 +3,7 @@
  * its `function_response` row when it ends. Tools never write the ledger themselves.
  */
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import type { ProcessIdentity, ShellRun } from '@maka/events'
+import type { ProcessIdentity, RecoveryMode, ShellRun } from '@maka/events'
 
 /**
  * Why a shell run could not be recorded: one sentence, safe to show (it never holds the command).
@@ -47,15 +47,58 @@ export interface ToolContext {
   readonly processIdentity: ProcessIdentityPort
   readonly signal?: AbortSignal
   /**
-   * The call's operation in a protocol run (`<runId>-o<row>`); absent in a legacy run. With it, a
-   * foreground `shell` command runs under a supervisor and is recorded with this id (the supervised start).
+   * The call's operation (`<runId>-o<row>`). Set by the executor only in a protocol run (one that
+   * writes the tool journal); absent otherwise. With it, a foreground `shell` command runs under a
+   * supervisor and is recorded with this id (the supervised start).
    */
   readonly operationId?: string
+  /** Which attempt of the operation this run is, from 1. Protocol runs only. */
+  readonly attempt?: number
+  /**
+   * `"maka:" + operationId`, the same for every attempt of one operation. An `idempotent` tool passes
+   * it to the system it changes, so a second attempt has no further effect. Protocol runs only.
+   */
+  readonly idempotencyKey?: string
   /**
    * The folder of one shell run's files on this host, `<data dir>/sessions/<sessionId>/shell-runs/<shellRunId>`
    * (`shellRunDirOf`), for every store kind. A supervised `shell` call needs it and starts nothing without it.
    */
   readonly shellRunDir?: (shellRunId: string) => string
+}
+
+/**
+ * What a reconcile basis or probe may know: the workspace and the session, and a signal that aborts
+ * when its time limit is over. Nothing else: a probe reads the world, it never changes it.
+ * @category models
+ */
+export interface ProbeContext {
+  /** The canonical session cwd, as in `ToolContext`. */
+  readonly cwd: string
+  readonly sessionId: string
+  readonly signal?: AbortSignal
+}
+
+/**
+ * What a probe learned about a dispatched call. `applied` carries the output the call's response
+ * would have held; `not_applied` asserts the dispatched attempt can no longer take effect;
+ * `diverged` means the world holds neither the call's effect nor the state before it; `unreadable`
+ * means the probe cannot tell (also its answer when it cannot prove `not_applied`).
+ * @category models
+ */
+export type ProbeVerdict =
+  | { readonly verdict: 'applied'; readonly output: unknown }
+  | { readonly verdict: 'not_applied' | 'diverged' | 'unreadable' }
+
+/**
+ * The read-only checks of a `reconcile` tool. `basis` runs before the call is dispatched and returns
+ * at most 256 UTF-8 bytes describing the state the call would change; `probe` runs after a crash and
+ * compares the world with that basis and with the call's intended effect. Both only read, and both
+ * are cut off after 10 s (`computeReconcileBasis`, `runProbe`).
+ * @category models
+ */
+export interface ReconcileProbe {
+  basis(args: unknown, context: ProbeContext): Promise<string>
+  probe(args: unknown, context: ProbeContext, basis: string): Promise<ProbeVerdict>
 }
 
 /**
@@ -80,5 +123,13 @@ export interface Tool {
   readonly mutates: boolean
   /** A one-line preview of what a call will do, shown to the person asked for permission. */
   describeCall?(args: unknown): string | undefined
+  /**
+   * How a call may be recovered after a crash: one mode for every call, or a mode per call's args
+   * (args that fail validation should give `never_auto_retry`). Absent means `never_auto_retry`.
+   * Read it through `recoveryModeOf`, which applies the catalog's rules.
+   */
+  readonly recovery?: RecoveryMode | ((args: unknown) => RecoveryMode)
+  /** The basis and probe of a tool whose mode is `reconcile`; a `reconcile` mode without them counts as `never_auto_retry`. */
+  readonly reconcile?: ReconcileProbe
   run(args: unknown, context: ToolContext): Promise<ToolOutcome>
 }

@@ -4,14 +4,26 @@
  * recorded as shell runs before the call returns, so recovery and the resume gates can see them; in a
  * protocol run a foreground command runs under a supervisor, recorded before it starts, and its files
  * give its result even after a crash of the agent (`shellResultFromFiles`).
- * Tools never throw at the executor: failures are error outcomes with one short sentence.
+ * Tools never throw at the executor: failures are error outcomes with one short sentence. Each tool
+ * declares how its calls may be recovered after a crash (`recoveryModeOf`), and a `reconcile` tool
+ * carries a read-only basis and probe, run here under a time limit (`computeReconcileBasis`, `runProbe`).
  */
-export type { ShellRunRecorder, RecordFailure, ProcessIdentityPort, ToolContext, ToolOutcome, Tool } from './Tool.js'
+export type {
+  ShellRunRecorder,
+  RecordFailure,
+  ProcessIdentityPort,
+  ToolContext,
+  ToolOutcome,
+  Tool,
+  ProbeContext,
+  ProbeVerdict,
+  ReconcileProbe,
+} from './Tool.js'
 export { type ToolFailure, failureOutcome } from './ToolFailure.js'
 export { resolveInsideWorkspace } from './resolveInsideWorkspace.js'
 export { type ToolDefinition, defineTool } from './defineTool.js'
 export { READ_FILE_CAP_BYTES, makeReadFileTool } from './readFileTool.js'
-export { makeWriteFileTool } from './writeFileTool.js'
+export { WRITE_FILE_HASH_CAP_BYTES, makeWriteFileTool } from './writeFileTool.js'
 export { makeListDirTool } from './listDirTool.js'
 export {
   SHELL_DEFAULT_TIMEOUT_MS,
@@ -31,4 +43,21 @@ export {
   shellResultFromFiles,
 } from './shellRunFiles.js'
 export { builtinTools } from './builtinTools.js'
-export { type ToolSpec, type ToolRegistry, makeToolRegistry } from './ToolRegistry.js'
+export {
+  type ToolSpec,
+  type ToolRegistry,
+  type ToolRegistrationRefusal,
+  ToolRegistrationRefusalSentences,
+  ToolRegistrationError,
+  makeToolRegistry,
+  recoveryModesOf,
+} from './ToolRegistry.js'
+export { recoveryModeOf } from './recoveryModeOf.js'
+export {
+  RECONCILE_LIMIT_MS,
+  type BasisRefusalCode,
+  type BasisRefusal,
+  BasisRefusalSentences,
+  computeReconcileBasis,
+  runProbe,
+} from './reconcileProbe.js'

@@ -26,6 +26,7 @@ export const makeListDirTool = (): Tool =>
         additionalProperties: false,
       },
       mutates: false,
+      recovery: 'replay_safe',
     },
     async (args, context) => {
       const path = pipe(

@@ -69,6 +69,7 @@ export const makeReadFileTool = (): Tool =>
         additionalProperties: false,
       },
       mutates: false,
+      recovery: 'replay_safe',
     },
     async (args, context) => {
       const path = pipe(

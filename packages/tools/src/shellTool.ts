@@ -276,6 +276,10 @@ export const makeShellTool = (): Tool =>
         additionalProperties: false,
       },
       mutates: true,
+      recovery: (args) =>
+        E.exists(({ background }: ShellArgs) => background !== true)(decodeArgs(args))
+          ? 'reattach'
+          : 'never_auto_retry',
       describeCall: (args) =>
         pipe(
           decodeArgs(args),

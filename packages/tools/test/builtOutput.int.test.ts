@@ -10,7 +10,7 @@ const dist = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../dist
 // Plain node, not vitest: `fp-ts/function`-style imports pass vitest but crash node on built output,
 // and only a separate process can show that a background command outlives the caller.
 const script = `
-import { builtinTools, makeToolRegistry } from ${JSON.stringify(dist)}
+import { builtinTools, makeToolRegistry, recoveryModesOf } from ${JSON.stringify(dist)}
 const registry = makeToolRegistry(builtinTools())
 const records = []
 const context = {
@@ -19,7 +19,7 @@ const context = {
   processIdentity: { identify: async () => null },
 }
 const outcome = await registry.get('shell').run({ command: 'sleep 30', background: true }, context)
-console.log(JSON.stringify({ names: registry.names(), outcome, records }))
+console.log(JSON.stringify({ names: registry.names(), modes: recoveryModesOf(registry), outcome, records }))
 `
 
 const runNode = (cwd: string): Promise<{ stdout: string }> =>
@@ -46,14 +46,21 @@ describe('built output', () => {
   describe('when plain node imports dist and starts a background command', () => {
     it('exits without waiting for it, leaving the detached command running on its own', async () => {
       const { stdout } = await runNode(ws.root)
-      const { names, outcome, records } = JSON.parse(stdout) as {
+      const { names, modes, outcome, records } = JSON.parse(stdout) as {
         names: ReadonlyArray<string>
+        modes: Readonly<Record<string, string>>
         outcome: { result: { pid: number }; isError: boolean }
         records: ReadonlyArray<{ status: string; pid: number }>
       }
       const { pid } = outcome.result
       ws.track(pid)
       expect(names).toEqual(['list_dir', 'read_file', 'shell', 'write_file'])
+      expect(modes).toEqual({
+        list_dir: 'replay_safe',
+        read_file: 'replay_safe',
+        shell: 'by_args',
+        write_file: 'reconcile',
+      })
       expect(outcome.isError).toBe(false)
       expect(records).toEqual([expect.objectContaining({ status: 'running', pid })])
       // The caller exited while its unref'd `sleep 30` still runs — it did not wait for it — and the

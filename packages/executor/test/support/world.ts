@@ -43,6 +43,10 @@ export interface RecordedToolRun {
   readonly args: unknown
   readonly runId: string
   readonly toolCallId: string
+  /** What a protocol run's call carries (Phase 2). */
+  readonly operationId?: string
+  readonly attempt?: number
+  readonly idempotencyKey?: string
 }
 
 /** How a world is set up. */
@@ -56,6 +60,11 @@ export interface WorldOptions {
   readonly checkpointProvider?: CheckpointProvider
   /** Registers the four built-in tools besides the counting ones. */
   readonly builtins?: boolean
+  /**
+   * Runs write the tool journal (Phase 2). Off unless a test asks for it: the tests that pin Phase
+   * 1's writes run as `MAKA_RUNTIME_TOOL_JOURNAL=0` does.
+   */
+  readonly journal?: boolean
 }
 
 /** Everything a test needs to drive and inspect one data directory. */
@@ -107,7 +116,15 @@ export const makeCountingTool = (name: string, mutates: boolean, toolRuns: Array
   parameters: { type: 'object', properties: { label: { type: 'string' } }, additionalProperties: false },
   mutates,
   run: (args, context) => {
-    toolRuns.push({ name, args, runId: context.runId, toolCallId: context.toolCallId })
+    toolRuns.push({
+      name,
+      args,
+      runId: context.runId,
+      toolCallId: context.toolCallId,
+      ...(context.operationId === undefined ? {} : { operationId: context.operationId }),
+      ...(context.attempt === undefined ? {} : { attempt: context.attempt }),
+      ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+    })
     return Promise.resolve({ result: { count: toolRuns.filter((r) => r.name === name).length }, isError: false })
   },
 })
@@ -180,8 +197,12 @@ export const givenWorld = async (options: WorldOptions = {}): Promise<World> => 
   const runtimeWith = (overrides: RuntimeOverrides = {}): Runtime => {
     const { wrapStores, stores: otherStores, ...rest } = overrides
     const base = otherStores ?? stores
+    const wrapped = wrapStores === undefined ? base : wrapStores(base)
     return makeRuntime({
-      stores: wrapStores === undefined ? base : wrapStores(base),
+      // The file store's appends are durable (one write, then fsync of the file and its folders).
+      stores:
+        options.journal === true ? Object.assign({}, wrapped, { capabilities: { durableAppend: true } }) : wrapped,
+      toolJournal: options.journal === true,
       inspector,
       tools,
       providerFor,

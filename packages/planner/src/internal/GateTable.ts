@@ -39,6 +39,8 @@ export const EarlyExitTable = [
   { exit: 7, name: 'ledgerChainReadable', reason: 'runtime_ledger_unreadable' },
   /** A ledger row belongs to another session or run. */
   { exit: 8, name: 'ledgerRowsOwned', reason: 'runtime_identity_mismatch' },
+  /** Exit 8a (Phase 2): a link of the chain recorded a prefix digest its ancestor no longer hashes to. */
+  { exit: 8.5, name: 'chainDigestsHold', reason: 'source_prefix_digest_mismatch' },
   /** A run or a claim already holds the boundary. */
   { exit: 9, name: 'boundaryUnclaimed', reason: 'continuation_already_exists' },
 ] as const satisfies ReadonlyArray<{ exit: number; name: string; reason: ParkReason }>
@@ -48,8 +50,25 @@ export const EarlyExitTable = [
  * @category models
  */
 export const GateTable = [
-  /** Phase 0 on the source prefix, against the checkpoint's (else the caller's) expected high-water. */
-  { gate: 0, name: 'phase0Replayable', reasons: ['runtime_offset_mismatch', 'dangling_tool_state'] },
+  /**
+   * Phase 0 on the source prefix, against the checkpoint's (else the caller's) expected high-water;
+   * for a chain with a tool journal, the Phase 2 projection and the decision per open operation.
+   */
+  {
+    gate: 0,
+    name: 'phase0Replayable',
+    reasons: [
+      'runtime_offset_mismatch',
+      'dangling_tool_state',
+      'tool_journal_corrupt',
+      'tool_outcome_unknown',
+      'tool_still_running',
+      'reconcile_diverged',
+      'reconcile_unreadable',
+      'operator_decision_required',
+      'tool_recovery_mode_changed',
+    ],
+  },
   /** Every permission request has a later decision. */
   { gate: 1, name: 'permissionsDecided', reasons: ['pending_permission'] },
   /** The ledger holds at least one event. */

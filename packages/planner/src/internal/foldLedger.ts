@@ -17,7 +17,13 @@ import {
   isModelVisible,
   isTerminalEvent,
 } from '@maka/events'
-import { type ProjectedPrefix, type ProjectionOptions, makeResumeProjector } from '@maka/projection'
+import {
+  type ProjectedPrefix,
+  type ProjectionOptions,
+  type SegmentJournal,
+  makeResumeProjector,
+  makeSegmentJournalFolder,
+} from '@maka/projection'
 import { isRowOfRun } from './ledgerChecks.js'
 
 // -------------------------------------------------------------------------------------
@@ -52,6 +58,19 @@ export interface FoldedLedger {
   readonly projection: Omit<ProjectedPrefix, 'operations'>
   /** Permission requests without a later decision: request id → the request row's id. */
   readonly openPermissions: ReadonlyMap<string, string>
+  /** The tool call id each open permission request names, when it names one. */
+  readonly openPermissionCalls: ReadonlyMap<string, string>
+  /** The prefix's share of the tool journal (Phase 2). */
+  readonly journal: SegmentJournal
+  /**
+   * The replay's first and last model-visible rows when a tool row is kept by `keep` instead of by
+   * Phase 0 (a chain with a journal: a call is kept when its operation is settled in the chain or
+   * will be). `keep` is asked with the row's tool call id and operation id.
+   */
+  readonly visibleUnder: (keep: (toolCallId: string, operationId: string | undefined) => boolean) => {
+    readonly firstVisible: RowMention | undefined
+    readonly lastVisible: RowMention | undefined
+  }
   /** Rows whose session, invocation, run or turn id is not the header's (gate 3). */
   readonly identityMismatches: {
     readonly count: number
@@ -112,6 +131,7 @@ export const sortedUnique = (names: Iterable<string>): ReadonlyArray<string> =>
 // decides; it is kept as a candidate until the fold ends.
 interface ToolRowCandidate extends RowMention {
   readonly toolCallId: string
+  readonly operationId: string | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -125,7 +145,9 @@ interface ToolRowCandidate extends RowMention {
 export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = {}): LedgerFolder => {
   const limit = options.limit ?? Number.POSITIVE_INFINITY
   const projector = makeResumeProjector({ retainArgs: false, listOperations: false })
+  const journal = makeSegmentJournalFolder(header.runId)
   const openPermissions = new Map<string, string>()
+  const openPermissionCalls = new Map<string, string>()
   const mismatchRows: Array<{ line: number; eventId: string; fields: ReadonlyArray<string> }> = []
   const terminals: Array<{ eventId: string; status: TerminalEventStatus }> = []
   let rows = 0
@@ -145,6 +167,7 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
   const addToPrefix = (event: RuntimeEvent, line: number): void => {
     prefixRows += 1
     projector.add(event)
+    journal.add(event)
     const fields = IDENTITY_FIELDS.filter((field) => event[field] !== header[field])
     if (fields.length > 0) {
       mismatchCount += 1
@@ -157,15 +180,21 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
     }
     if (event.partial) return
     const request = event.actions?.permissionRequest
-    if (request !== undefined) openPermissions.set(request.requestId, event.id)
+    if (request !== undefined) {
+      openPermissions.set(request.requestId, event.id)
+      if (request.toolCallId !== undefined) openPermissionCalls.set(request.requestId, request.toolCallId)
+    }
     const decision = event.actions?.permissionDecision
-    if (decision !== undefined) openPermissions.delete(decision.requestId)
+    if (decision !== undefined) {
+      openPermissions.delete(decision.requestId)
+      openPermissionCalls.delete(decision.requestId)
+    }
     if (!isModelVisible(event)) return
     // Only what decides the replay is kept of a tool row: not the row, whose content may be large.
     // (Literal objects: an object spread per row made V8 hold tens of MB more at the peak.)
     const candidate: ToolRowCandidate | null =
       isFunctionCallEvent(event) || isFunctionResponseEvent(event)
-        ? { role: event.role, eventId: event.id, toolCallId: event.content.id }
+        ? { role: event.role, eventId: event.id, toolCallId: event.content.id, operationId: event.refs?.operationId }
         : null
     if (candidate !== null) {
       if (firstPlain === undefined) toolRowsBeforeFirstPlain.push(candidate)
@@ -190,10 +219,13 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
       // The replay keeps a tool row exactly when its operation is complete (ProjectedPrefix.isReplayed,
       // without holding the row).
       const replayed = (candidate: ToolRowCandidate): boolean => projection.isCompleteCall(candidate.toolCallId)
-      const toolFirst = toolRowsBeforeFirstPlain.find(replayed)
-      const toolLast = toolRowsAfterLastPlain.findLast(replayed)
       const mentionOf = (candidate: ToolRowCandidate | undefined): RowMention | undefined =>
         candidate === undefined ? undefined : { role: candidate.role, eventId: candidate.eventId }
+      const visibleBy = (kept: (candidate: ToolRowCandidate) => boolean) => ({
+        firstVisible: mentionOf(toolRowsBeforeFirstPlain.find(kept)) ?? firstPlain,
+        lastVisible: mentionOf(toolRowsAfterLastPlain.findLast(kept)) ?? lastPlain,
+      })
+      const phase0 = visibleBy(replayed)
       return {
         rows,
         firstRow,
@@ -201,12 +233,15 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
         prefixRows,
         projection,
         openPermissions,
+        openPermissionCalls,
+        journal: journal.finish(),
+        visibleUnder: (keep) => visibleBy((candidate) => keep(candidate.toolCallId, candidate.operationId)),
         identityMismatches: { count: mismatchCount, rows: mismatchRows },
         terminals: { count: terminalCount, listed: terminals },
         foreignRow,
         calledToolNames: projection.completedToolNames,
-        firstVisible: mentionOf(toolFirst) ?? firstPlain,
-        lastVisible: mentionOf(toolLast) ?? lastPlain,
+        firstVisible: phase0.firstVisible,
+        lastVisible: phase0.lastVisible,
       }
     },
   }

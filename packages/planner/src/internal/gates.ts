@@ -14,6 +14,8 @@ import type { HostFacts } from '../HostFacts.js'
 import { sameCwd } from '../normalizeCwd.js'
 import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from '../ParkFinding.js'
 import { DETAIL_LIMIT, type FoldedLedger, sortedUnique } from './foldLedger.js'
+import type { OperationDecision, OperationParkReason } from './journalDecision.js'
+import { type JournalView, journalToolNames, visibleRows } from './journalView.js'
 import type { ChainOutline } from '../walkAncestors.js'
 
 // -------------------------------------------------------------------------------------
@@ -34,6 +36,8 @@ export interface GateView {
   readonly chain: ChainOutline
   readonly facts: HostFacts
   readonly ids: ContinuationIds
+  /** The chain's tool journal (Phase 2); null for a chain with no marker and no journal key. */
+  readonly journal: JournalView | null
 }
 
 /**
@@ -54,40 +58,129 @@ export interface GatesPassed {
 // gates
 // -------------------------------------------------------------------------------------
 
+const phase0Findings = ({ ledger: { projection }, expectedHighWater }: GateView, withDangling: boolean) =>
+  projection.rejectionReasons
+    .filter((reason) => withDangling || reason === 'runtime_offset_mismatch')
+    .map((reason) =>
+      reason === 'runtime_offset_mismatch'
+        ? makeParkFinding(reason, {
+            expectedHighWater: expectedHighWater?.value ?? null,
+            expectedFrom: expectedHighWater?.from ?? null,
+            actualHighWater: projection.sourceRuntimeEventHighWater,
+          })
+        : makeParkFinding(reason, {
+            toolCallIds: sortedUnique(
+              projection.diagnostics.flatMap((d) => (d.toolCallId === undefined ? [] : [d.toolCallId])),
+            ),
+            diagnostics: projection.diagnostics
+              .filter((d) => d.code !== 'runtime_offset_mismatch')
+              .slice(0, DETAIL_LIMIT)
+              .map((d) => ({ ...d })),
+          }),
+    )
+
 /**
- * Gate 0: Phase 0 on the source prefix must be `safe_replay`.
+ * One open operation as a park finding names it: identities, status, mode and counts — never args.
+ * @category constructors
+ */
+export const describeOperation = (d: OperationDecision): Readonly<Record<string, unknown>> => ({
+  operationId: d.operation.operationId,
+  toolCallId: d.operation.toolCallId,
+  toolName: d.operation.toolName,
+  runId: d.operation.runId,
+  status: d.operation.status,
+  recoveryMode: d.recoveryMode,
+  attempts: d.operation.attempts,
+  adoptions: d.operation.adoptions,
+})
+
+// The journal's findings: corruption, then each reason an open operation parks with (gate 11 names
+// a missing tool), in the code table's order.
+const journalFindings = (view: GateView, journal: JournalView) => {
+  const { source, ledger } = view
+  const findings = phase0Findings(view, !ledger.journal.protocol)
+  const { corruptions } = journal.projection
+  if (corruptions.length > 0) {
+    findings.push(
+      makeParkFinding('tool_journal_corrupt', {
+        diagnostics: corruptions.slice(0, DETAIL_LIMIT).map((c) => ({ code: 'tool_journal_corruption', ...c })),
+        corruptionCount: corruptions.length,
+      }),
+    )
+  }
+  const byReason = new Map<OperationParkReason, Array<OperationDecision>>()
+  for (const d of journal.decided.decisions) {
+    if (d.reason === null || d.reason === 'tool_catalog_mismatch') continue
+    // A legacy source's own open calls are Phase 0's finding already.
+    if (d.reason === 'dangling_tool_state' && !ledger.journal.protocol && d.operation.runId === source.runId) continue
+    byReason.set(d.reason, [...(byReason.get(d.reason) ?? []), d])
+  }
+  for (const [reason, decisions] of byReason) {
+    findings.push(
+      makeParkFinding(reason, {
+        operations: decisions.slice(0, DETAIL_LIMIT).map(describeOperation),
+      }),
+    )
+  }
+  // An operation whose decision needs a probe or an observation the host did not make parks: nothing
+  // proves what became of it. (When the workspace is not the call's, gates 6 and 7 park instead.)
+  const awaiting = journal.decided.awaitingFacts
+  if (awaiting.length > 0 && E.isRight(cwdUnchanged(view)) && E.isRight(workspaceIdentityUnchanged(view))) {
+    findings.push(
+      makeParkFinding('tool_outcome_unknown', {
+        reason: 'observation_unavailable',
+        operations: journal.decided.decisions
+          .filter((d) => d.action === null && d.reason === null)
+          .slice(0, DETAIL_LIMIT)
+          .map(describeOperation),
+      }),
+    )
+  }
+  if (journal.decided.tooManySettlements) {
+    findings.push(
+      makeParkFinding('operator_decision_required', { openOperations: journal.projection.openOperations.length }),
+    )
+  }
+  return findings
+}
+
+/**
+ * Gate 0: Phase 0 on the source prefix must be `safe_replay` — for a chain with a tool journal, the
+ * Phase 2 projection of the chain and the decision for each open operation instead.
  * @category gates
  */
-export const phase0Replayable: Gate<GateView, void> = ({ ledger: { projection }, expectedHighWater }) => {
-  const findings = projection.rejectionReasons.map((reason) =>
-    reason === 'runtime_offset_mismatch'
-      ? makeParkFinding(reason, {
-          expectedHighWater: expectedHighWater?.value ?? null,
-          expectedFrom: expectedHighWater?.from ?? null,
-          actualHighWater: projection.sourceRuntimeEventHighWater,
-        })
-      : makeParkFinding(reason, {
-          toolCallIds: sortedUnique(
-            projection.diagnostics.flatMap((d) => (d.toolCallId === undefined ? [] : [d.toolCallId])),
-          ),
-          diagnostics: projection.diagnostics
-            .filter((d) => d.code !== 'runtime_offset_mismatch')
-            .slice(0, DETAIL_LIMIT)
-            .map((d) => ({ ...d })),
-        }),
-  )
+export const phase0Replayable: Gate<GateView, void> = (view) => {
+  const findings = view.journal === null ? phase0Findings(view, true) : journalFindings(view, view.journal)
   return RA.isNonEmpty(findings) ? E.left(findings) : E.right(undefined)
 }
+
+// The open permission requests a reissue will ask again (the call it names is reissued).
+const reaskedRequests = ({ ledger: { openPermissionCalls }, journal }: GateView): ReadonlySet<string> => {
+  if (journal === null) return new Set()
+  const reissued = new Set(
+    journal.decided.decisions.filter((d) => d.action === 'reissue').map((d) => d.operation.toolCallId),
+  )
+  return new Set([...openPermissionCalls].flatMap(([requestId, callId]) => (reissued.has(callId) ? [requestId] : [])))
+}
+
+/**
+ * The permission requests left open at the boundary that the continuation will ask again.
+ * @category constructors
+ */
+export const reaskedPermissions = (view: GateView): ReadonlyArray<string> => [...reaskedRequests(view)]
 
 /**
  * Gate 1: every permission request has a later decision with its request id.
  * @category gates
  */
-export const permissionsDecided: Gate<GateView, void> = ({ ledger: { openPermissions } }) =>
-  parkUnless(openPermissions.size === 0, 'pending_permission', () => ({
-    requestIds: [...openPermissions.keys()],
-    eventIds: [...openPermissions.values()],
+export const permissionsDecided: Gate<GateView, void> = (view) => {
+  const reasked = reaskedRequests(view)
+  const open = [...view.ledger.openPermissions].filter(([requestId]) => !reasked.has(requestId))
+  return parkUnless(open.length === 0, 'pending_permission', () => ({
+    requestIds: open.map(([requestId]) => requestId),
+    eventIds: open.map(([, eventId]) => eventId),
   }))
+}
 
 /**
  * Gate 2: the ledger holds at least one event.
@@ -193,12 +286,14 @@ export const checkpointRestored: Gate<GateView, void> = ({ facts }) => {
  * Gate 11: every tool named by a `function_call` in the runtime context is available now.
  * @category gates
  */
-export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain, facts }) => {
+export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain, facts, journal }) => {
   const available = sortedUnique(facts.availableToolNames)
   const availableSet = new Set(available)
-  const missing = sortedUnique(
-    chain.segments.flatMap(({ folded }) => folded.calledToolNames.filter((name) => !availableSet.has(name))),
-  )
+  const called =
+    journal === null
+      ? chain.segments.flatMap(({ folded }) => folded.calledToolNames)
+      : journalToolNames(chain.segments, journal)
+  const missing = sortedUnique(called.filter((name) => !availableSet.has(name)))
   return RA.isNonEmpty(missing) ? park('tool_catalog_mismatch', { missingToolNames: missing }) : E.right(available)
 }
 
@@ -206,8 +301,11 @@ export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain
  * Gate 12: the runtime context's first model-visible event is a user event.
  * @category gates
  */
-export const historyStartsWithUser: Gate<GateView, void> = ({ chain }) => {
-  const first = chain.segments.find(({ folded }) => folded.firstVisible !== undefined)?.folded.firstVisible
+export const historyStartsWithUser: Gate<GateView, void> = ({ chain, journal }) => {
+  const first =
+    journal === null
+      ? chain.segments.find(({ folded }) => folded.firstVisible !== undefined)?.folded.firstVisible
+      : chain.segments.map(({ folded }) => visibleRows(folded, journal).firstVisible).find((v) => v !== undefined)
   return parkUnless(first?.role === 'user', 'provider_resume_head_unsupported', () =>
     first === undefined ? { reason: 'no_model_visible_event' } : { role: first.role, eventId: first.eventId },
   )
@@ -217,8 +315,13 @@ export const historyStartsWithUser: Gate<GateView, void> = ({ chain }) => {
  * Gate 13: the runtime context's last model-visible event is a user or tool event.
  * @category gates
  */
-export const historyEndsAtBoundary: Gate<GateView, void> = ({ chain }) => {
-  const last = chain.segments.findLast(({ folded }) => folded.lastVisible !== undefined)?.folded.lastVisible
+export const historyEndsAtBoundary: Gate<GateView, void> = ({ chain, journal }) => {
+  // Settlements are written first in the continuation: the history then ends with their tool rows.
+  if (journal !== null && journal.decided.settlementPlan.length > 0) return E.right(undefined)
+  const last =
+    journal === null
+      ? chain.segments.findLast(({ folded }) => folded.lastVisible !== undefined)?.folded.lastVisible
+      : chain.segments.map(({ folded }) => visibleRows(folded, journal).lastVisible).findLast((v) => v !== undefined)
   return parkUnless(last?.role === 'user' || last?.role === 'tool', 'provider_resume_boundary_unsupported', () =>
     last === undefined ? { reason: 'no_model_visible_event' } : { role: last.role, eventId: last.eventId },
   )

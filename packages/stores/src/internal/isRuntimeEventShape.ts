@@ -10,7 +10,15 @@
  * plus once more for unknown keys, through generic closures; one `for…in` per object with a
  * `switch` over its keys does the same work in one pass the JIT can inline.
  */
-import type { RuntimeEvent } from '@maka/events'
+import {
+  type RuntimeEvent,
+  RuntimeProtocol,
+  Sha256Digest,
+  SettlementPlan,
+  ToolDispatch,
+  ToolOutcome,
+  journalPlacementProblem,
+} from '@maka/events'
 
 // -------------------------------------------------------------------------------------
 // guards
@@ -132,13 +140,22 @@ const isActions = (u: unknown): boolean =>
       k === 'permissionRequest' ||
       k === 'permissionDecision' ||
       k === 'tokenUsage' ||
-      k === 'endInvocation',
+      k === 'endInvocation' ||
+      k === 'runtimeProtocol' ||
+      k === 'toolDispatch' ||
+      k === 'toolOutcome' ||
+      k === 'settlementPlan',
   ) &&
   (u['stateDelta'] === undefined || isRecord(u['stateDelta'])) &&
   (u['permissionRequest'] === undefined || isPermissionRequest(u['permissionRequest'])) &&
   (u['permissionDecision'] === undefined || isPermissionDecision(u['permissionDecision'])) &&
   (u['tokenUsage'] === undefined || isTokenUsage(u['tokenUsage'])) &&
-  optionalBoolean(u['endInvocation'])
+  optionalBoolean(u['endInvocation']) &&
+  // The tool journal's keys (Phase 2) are rare next to the rest, so their codecs judge them.
+  (u['runtimeProtocol'] === undefined || RuntimeProtocol.is(u['runtimeProtocol'])) &&
+  (u['toolDispatch'] === undefined || ToolDispatch.is(u['toolDispatch'])) &&
+  (u['toolOutcome'] === undefined || ToolOutcome.is(u['toolOutcome'])) &&
+  (u['settlementPlan'] === undefined || SettlementPlan.is(u['settlementPlan']))
 
 const refKey = (key: string): boolean => {
   switch (key) {
@@ -149,6 +166,8 @@ const refKey = (key: string): boolean => {
     case 'sourceRunId':
     case 'sourceTurnId':
     case 'sourceRuntimeEventHighWater':
+    case 'operationId':
+    case 'sourceRuntimeEventPrefixDigest':
       return true
     default:
       return false
@@ -164,7 +183,9 @@ const isRefs = (u: unknown): boolean =>
   optionalString(u['sourceInvocationId']) &&
   optionalString(u['sourceRunId']) &&
   optionalString(u['sourceTurnId']) &&
-  (u['sourceRuntimeEventHighWater'] === undefined || isNonNegativeInt(u['sourceRuntimeEventHighWater']))
+  (u['sourceRuntimeEventHighWater'] === undefined || isNonNegativeInt(u['sourceRuntimeEventHighWater'])) &&
+  (u['operationId'] === undefined || isNonEmptyString(u['operationId'])) &&
+  (u['sourceRuntimeEventPrefixDigest'] === undefined || Sha256Digest.is(u['sourceRuntimeEventPrefixDigest']))
 
 /**
  * True when a parsed row has exactly the RuntimeEvent shape; agrees with `RuntimeEvent.is` on
@@ -189,6 +210,7 @@ export const isRuntimeEventShape = (u: unknown): u is RuntimeEvent => {
     (u['status'] === undefined || isStatus(u['status'])) &&
     (u['content'] === undefined || isContent(u['content'])) &&
     (u['actions'] === undefined || isActions(u['actions'])) &&
-    (u['refs'] === undefined || isRefs(u['refs']))
+    (u['refs'] === undefined || isRefs(u['refs'])) &&
+    journalPlacementProblem(u as RuntimeEvent) === null
   )
 }

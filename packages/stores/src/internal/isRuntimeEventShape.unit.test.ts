@@ -78,6 +78,84 @@ const validRow = fc.record(
   { requiredKeys: ['id', 'sessionId', 'invocationId', 'runId', 'turnId', 'ts', 'partial', 'role', 'author'] },
 )
 
+// Rows with the tool journal's keys (Phase 2), each where it may stand.
+const hex64 = fc.stringMatching(/^[0-9a-f]{64}$/)
+const digest = hex64.map((h) => `sha256:${h}`)
+const ids = fc.record({ id: nonEmpty, sessionId: nonEmpty, invocationId: nonEmpty, runId: nonEmpty, turnId: nonEmpty })
+const protocol = 't1_after_preflight_v1'
+const mode = fc.constantFrom('replay_safe', 'idempotent', 'reconcile', 'reattach', 'never_auto_retry')
+const dispatchRow = fc
+  .tuple(ids, nonEmpty, nonEmpty, nonEmpty, digest, mode, fc.integer({ min: 1, max: 9 }), fc.boolean())
+  .map(([base, operationId, toolCallId, toolName, argsDigest, recoveryMode, attempt, prior]) => ({
+    ...base,
+    ts: 1,
+    partial: false,
+    role: 'system',
+    author: 'system',
+    actions: {
+      toolDispatch: {
+        protocol,
+        operationId,
+        toolCallId,
+        toolName,
+        argsDigest,
+        recoveryMode,
+        attempt,
+        ...(recoveryMode === 'reconcile' ? { reconcileBasis: 'absent' } : {}),
+        ...(prior ? { priorVerdict: 'not_applied' } : {}),
+      },
+    },
+    refs: { toolCallId, operationId },
+  }))
+const outcomeRow = fc
+  .tuple(
+    ids,
+    nonEmpty,
+    nonEmpty,
+    fc.constantFrom('normal_t2', 'pre_t1_synthetic', 'reattached', 'operator_adjudication'),
+  )
+  .map(([base, operationId, toolCallId, settlementOrigin]) => ({
+    ...base,
+    ts: 1,
+    partial: false,
+    role: 'tool',
+    author: 'tool',
+    content: { kind: 'function_response', id: toolCallId, name: 'read_file', result: { ok: 1 } },
+    actions: {
+      toolOutcome: {
+        protocol,
+        operationId,
+        settlementOrigin,
+        ...(settlementOrigin === 'normal_t2' ? { attempt: 1 } : {}),
+        ...(settlementOrigin === 'operator_adjudication' ? { adjudication: { verdict: 'failed', actor: 'cli' } } : {}),
+      },
+    },
+    refs: { toolCallId, operationId },
+  }))
+const startRow = fc.tuple(ids, digest, nonEmpty, nonEmpty).map(([base, prefixDigest, operationId, toolCallId]) => ({
+  ...base,
+  ts: 1,
+  partial: false,
+  role: 'system',
+  author: 'system',
+  actions: {
+    stateDelta: { continuationStart: true },
+    runtimeProtocol: { toolBoundary: protocol },
+    settlementPlan: [{ operationId, toolCallId, action: 'reissue' }],
+  },
+  refs: { sourceRunId: 'r', sourceRuntimeEventHighWater: 3, sourceRuntimeEventPrefixDigest: prefixDigest },
+}))
+const callRow = fc.tuple(ids, nonEmpty, nonEmpty).map(([base, operationId, toolCallId]) => ({
+  ...base,
+  ts: 1,
+  partial: false,
+  role: 'model',
+  author: 'agent',
+  content: { kind: 'function_call', id: toolCallId, name: 'shell', args: { command: 'true' } },
+  refs: { toolCallId, operationId },
+}))
+const journalRow = fc.oneof(dispatchRow, outcomeRow, startRow, callRow)
+
 // -------------------------------------------------------------------------------------
 // arbitraries: mutated rows
 // -------------------------------------------------------------------------------------
@@ -93,6 +171,7 @@ const nearMiss = fc.oneof(
 const someKey = fc.oneof(
   fc.constantFrom('kind', 'text', 'id', 'name', 'args', 'result', 'extra', '__proto__', 'constructor', 'toString'),
   fc.constantFrom('requestId', 'decision', 'input', 'stateDelta', 'refs', 'status', 'signature', 'toolCallId'),
+  fc.constantFrom('operationId', 'toolOutcome', 'toolDispatch', 'settlementPlan', 'runtimeProtocol', 'attempt'),
   fc.string({ maxLength: 6 }),
 )
 
@@ -146,7 +225,7 @@ describe('isRuntimeEventShape', () => {
   describe('when given a row of the exact shape', () => {
     it('accepts it, like RuntimeEvent.is', () => {
       fc.assert(
-        fc.property(validRow, (row) => {
+        fc.property(fc.oneof(validRow, journalRow), (row) => {
           const parsed: unknown = JSON.parse(JSON.stringify(row))
           expect(RuntimeEvent.is(parsed)).toBe(true)
           expect(isRuntimeEventShape(parsed)).toBe(true)
@@ -161,13 +240,17 @@ describe('isRuntimeEventShape', () => {
       let accepted = 0
       let rejected = 0
       fc.assert(
-        fc.property(validRow, fc.array(mutation, { minLength: 1, maxLength: 3 }), (row, mutations) => {
-          const parsed = mutate(row, mutations)
-          const expected = RuntimeEvent.is(parsed)
-          if (expected) accepted += 1
-          else rejected += 1
-          expect(isRuntimeEventShape(parsed)).toBe(expected)
-        }),
+        fc.property(
+          fc.oneof(validRow, journalRow),
+          fc.array(mutation, { minLength: 1, maxLength: 3 }),
+          (row, mutations) => {
+            const parsed = mutate(row, mutations)
+            const expected = RuntimeEvent.is(parsed)
+            if (expected) accepted += 1
+            else rejected += 1
+            expect(isRuntimeEventShape(parsed)).toBe(expected)
+          },
+        ),
         { numRuns: 5000 },
       )
       // Both sides of the property were exercised (a mutation inside args or stateDelta keeps a row valid).

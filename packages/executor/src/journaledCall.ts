@@ -1,0 +1,162 @@
+/**
+ * One tool call of a protocol run (Phase 2), in the journal's write order: preflight (the tool, the
+ * cancel, the permission), the basis of a `reconcile` tool, the durable dispatch row (T1), the
+ * implementation, and the durable response that carries its outcome (T2). The implementation starts
+ * only after T1 resolved, so a committed call with no dispatch row proves the tool never started.
+ * A refusal before T1 is a durable error response (`pre_t1_synthetic`) and runs nothing.
+ *
+ * The same steps serve a continuation's reissue of an earlier run's call: another attempt, another
+ * permission request id, and `reissue_t2` as the origin.
+ */
+import {
+  type NonEmptyString,
+  type SettlementOrigin,
+  argsDigest,
+  makeDispatchEvent,
+  makeNonEmptyStringUnsafe,
+  makeToolOutcome,
+} from '@maka/events'
+import { type Tool, type ToolOutcome, computeReconcileBasis, recoveryModeOf } from '@maka/tools'
+import * as E from 'fp-ts/lib/Either.js'
+import type { LoopInput } from './agentLoop.js'
+import type { CrashPoint } from './RuntimeDeps.js'
+import type { RunWriteFailure } from './runWriter.js'
+import { authorise } from './toolPermission.js'
+
+/**
+ * Which attempt of which operation a call is, and what its rows say.
+ * @category models
+ */
+export interface JournaledAttempt {
+  readonly operationId: string
+  /** The dispatch's attempt: 1 in the call's own run, the last attempt + 1 for a reissue. */
+  readonly attempt: number
+  /** `normal_t2` in the call's own run, `reissue_t2` for a reissue. */
+  readonly origin: Extract<SettlementOrigin, 'normal_t2' | 'reissue_t2'>
+  /** `perm-<toolCallId>`, or `perm-<toolCallId>-r<n>` for the n-th adoption of a reissue. */
+  readonly requestId: string
+  /** Present when a probe chose this reissue. */
+  readonly priorVerdict?: 'not_applied'
+  /** The crash point after the response: `after_tool_response`, or `after_settlement_committed`. */
+  readonly afterResponse: CrashPoint
+}
+
+/**
+ * A call as the loop (or a reissue) hands it over.
+ * @category models
+ */
+export interface JournaledCallInput {
+  readonly id: NonEmptyString
+  readonly name: NonEmptyString
+  readonly args: unknown
+}
+
+// A protocol response: the outcome rides on the row the model sees.
+const appendResponse = async (
+  input: LoopInput,
+  call: JournaledCallInput,
+  outcome: ToolOutcome,
+  journal: { readonly operationId: string; readonly origin: SettlementOrigin; readonly attempt?: number },
+): Promise<E.Either<RunWriteFailure, void>> => {
+  const toolOutcome = makeToolOutcome({
+    operationId: journal.operationId,
+    settlementOrigin: journal.origin,
+    ...(journal.attempt === undefined ? {} : { attempt: journal.attempt }),
+  })
+  // Built from values this module chose; a Left is a bug here, never the user's input.
+  if (E.isLeft(toolOutcome)) throw new TypeError(`tool outcome: ${toolOutcome.left}`)
+  const appended = await input.writer.append(
+    {
+      role: 'tool',
+      author: 'tool',
+      content: {
+        kind: 'function_response',
+        id: call.id,
+        name: call.name,
+        result: outcome.result,
+        ...(outcome.isError ? { isError: true } : {}),
+      },
+      actions: { toolOutcome: toolOutcome.right },
+      refs: { toolCallId: call.id, operationId: makeNonEmptyStringUnsafe(journal.operationId) },
+    },
+    { durable: true },
+  )()
+  return E.map(() => undefined)(appended)
+}
+
+const refused = (message: string): ToolOutcome => ({ result: { error: message }, isError: true })
+
+/**
+ * Runs one call of a protocol run through the journal; a write the store refused stops the run.
+ * @category constructors
+ */
+export const runJournaledCall = async (
+  input: LoopInput,
+  tool: Tool | undefined,
+  call: JournaledCallInput,
+  journal: JournaledAttempt,
+  run: (tool: Tool, context: { readonly operationId: string; readonly attempt: number }) => Promise<ToolOutcome>,
+): Promise<E.Either<RunWriteFailure, void>> => {
+  const { writer } = input
+  const refuse = async (outcome: ToolOutcome) => {
+    const answered = await appendResponse(input, call, outcome, {
+      operationId: journal.operationId,
+      origin: 'pre_t1_synthetic',
+    })
+    if (E.isLeft(answered)) return answered
+    await input.crashPoint(journal.afterResponse)
+    return answered
+  }
+  // 1. Preflight: the tool, the cancel, the permission.
+  if (tool === undefined) return refuse(refused(`There is no tool named ${call.name}.`))
+  if (input.signal?.aborted === true) return refuse(refused('The run was cancelled before this tool ran.'))
+  const decision = await authorise(input, tool, call, {
+    requestId: journal.requestId,
+    afterRequest: () => input.crashPoint('after_permission_request_committed'),
+  })()
+  if (E.isLeft(decision)) return decision
+  if (decision.right === 'deny') return refuse(refused('Permission denied.'))
+  // 2. The pre-image of a `reconcile` tool, read before anything can change it.
+  const recoveryMode = recoveryModeOf(tool, call.args)
+  let reconcileBasis: string | undefined
+  if (recoveryMode === 'reconcile') {
+    const header = writer.header()
+    const basis = await computeReconcileBasis(tool, call.args, {
+      cwd: input.cwd,
+      sessionId: header.sessionId,
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+    })
+    if (E.isLeft(basis)) return refuse(refused(basis.left.message))
+    reconcileBasis = basis.right
+  }
+  // 3. T1, durable: only after it resolved may the implementation start.
+  const header = writer.header()
+  const stamp = writer.stamp()
+  const dispatch = makeDispatchEvent(header, stamp, {
+    operationId: journal.operationId,
+    toolCallId: call.id,
+    toolName: call.name,
+    argsDigest: argsDigest(call.args),
+    recoveryMode,
+    attempt: journal.attempt,
+    reconcileBasis,
+    priorVerdict: journal.priorVerdict,
+  })
+  if (E.isLeft(dispatch)) throw new TypeError(`tool dispatch: ${dispatch.left}`)
+  const dispatched = await writer.appendRow(dispatch.right, { durable: true })()
+  if (E.isLeft(dispatched)) return dispatched
+  // The run already has its terminal event: nothing more may happen in it, the tool least of all.
+  if (dispatched.right === null) return E.right(undefined)
+  await input.crashPoint('after_tool_dispatch_committed')
+  // 4. The implementation.
+  const outcome = await run(tool, { operationId: journal.operationId, attempt: journal.attempt })
+  // 5. T2, durable.
+  const answered = await appendResponse(input, call, outcome, {
+    operationId: journal.operationId,
+    origin: journal.origin,
+    attempt: journal.attempt,
+  })
+  if (E.isLeft(answered)) return answered
+  await input.crashPoint(journal.afterResponse)
+  return answered
+}
