@@ -67,7 +67,15 @@ export {
   isContinuationRun,
   runStatusFromTerminalStatus,
 } from './AgentRun.js'
-export { SessionRecord, ShellRunStatus, ProcessIdentity, ShellRun, OwnerLock, ContinuationClaim } from './records.js'
+export {
+  SessionRecord,
+  ShellRunStatus,
+  ProcessIdentity,
+  ShellRun,
+  ShellRunExit,
+  OwnerLock,
+  ContinuationClaim,
+} from './records.js'
 export {
   type RunIdentity,
   type RowStamp,

@@ -1,7 +1,7 @@
 /**
- * The smaller on-disk records of a session: its header, background shell runs, the owner lock and
- * continuation claims. Each is owned by `stores`; their shapes are shared here so every package
- * reads them the same way.
+ * The smaller on-disk records of a session: its header, shell runs (and a supervised run's `exit`),
+ * the owner lock and continuation claims. Each is owned by `stores`; their shapes are shared here so
+ * every package reads them the same way.
  */
 import * as t from 'io-ts'
 import { AbsolutePath, IsoTimestamp, NonEmptyString, NonNegativeInt, RunId, SessionId, ShellRunId } from './ids.js'
@@ -51,8 +51,10 @@ export const ProcessIdentity = strictStruct(
 export type ProcessIdentity = t.TypeOf<typeof ProcessIdentity>
 
 /**
- * `shell-runs/<shellRunId>.json`: one background shell operation; `bootId`/`startTicks` are
- * written when the process starts (when the host can read them).
+ * `shell-runs/<shellRunId>.json`: one shell operation; `bootId`/`startTicks` are written when the
+ * process starts (when the host can read them). A background run has no `operationId`; a supervised
+ * foreground run of a protocol run carries the `operationId` of its call, and its `pid` is the
+ * supervisor's, whose files lie in `shell-runs/<shellRunId>/`.
  * @category codecs
  */
 export const ShellRun = strictStruct(
@@ -66,13 +68,41 @@ export const ShellRun = strictStruct(
     pid: NonNegativeInt,
     startedAt: IsoTimestamp,
   },
-  { endedAt: IsoTimestamp, exitCode: t.union([t.number, t.null]), bootId: NonEmptyString, startTicks: NonNegativeInt },
+  {
+    endedAt: IsoTimestamp,
+    exitCode: t.union([t.number, t.null]),
+    bootId: NonEmptyString,
+    startTicks: NonNegativeInt,
+    operationId: NonEmptyString,
+  },
 )
 /**
- * One background shell operation.
+ * One shell operation: a background run, or a supervised foreground run (with `operationId`).
  * @category models
  */
 export type ShellRun = t.TypeOf<typeof ShellRun>
+
+/**
+ * `shell-runs/<shellRunId>/exit`: how a supervised foreground command ended, written atomically by
+ * its supervisor after it closed `stdout` and `stderr`, so the files it names are final. The byte
+ * counts are the totals each pipe carried; the files keep at most the tool's output cap of them.
+ * @category codecs
+ */
+export const ShellRunExit = strictStruct(
+  'ShellRunExit',
+  {
+    exitCode: t.union([NonNegativeInt, t.null]),
+    signal: t.union([NonEmptyString, t.null]),
+    stdoutBytes: NonNegativeInt,
+    stderrBytes: NonNegativeInt,
+  },
+  { timedOut: t.literal(true) },
+)
+/**
+ * How a supervised foreground command ended.
+ * @category models
+ */
+export type ShellRunExit = t.TypeOf<typeof ShellRunExit>
 
 /**
  * `owner.lock`: the live process that owns the session; `startedAt` is that process's start time,

@@ -8,6 +8,7 @@ import {
   RunId,
   SessionRecord,
   ShellRun,
+  ShellRunExit,
   decodeAgentRun,
   decodeRuntimeEvent,
   isSafeId,
@@ -266,5 +267,37 @@ describe('records', () => {
     }
     expect(E.isRight(ContinuationClaim.decode(claim))).toBe(true)
     expect(E.isLeft(ContinuationClaim.decode({ ...claim, more: 1 }))).toBe(true)
+  })
+
+  it('ShellRun carries an optional operationId (a supervised foreground run), checked exactly', () => {
+    const shell = {
+      shellRunId: 'sh1',
+      sessionId: 's',
+      runId: 'r',
+      command: 'make',
+      status: 'running',
+      pid: 10,
+      startedAt: '2026-01-01T00:00:00Z',
+    }
+    expect(E.isRight(ShellRun.decode({ ...shell, operationId: 'r-o3' }))).toBe(true)
+    expect(E.isLeft(ShellRun.decode({ ...shell, operationId: '' }))).toBe(true)
+    expect(E.isLeft(ShellRun.decode({ ...shell, operationId: 3 }))).toBe(true)
+  })
+
+  it("ShellRunExit is the exact shape of a supervised command's exit file", () => {
+    const exit = { exitCode: 0, signal: null, stdoutBytes: 12, stderrBytes: 0 }
+    expect(E.isRight(ShellRunExit.decode(exit))).toBe(true)
+    expect(E.isRight(ShellRunExit.decode({ ...exit, exitCode: null, signal: 'SIGKILL', timedOut: true }))).toBe(true)
+    for (const bad of [
+      { ...exit, timedOut: false },
+      { ...exit, exitCode: -1 },
+      { ...exit, exitCode: 1.5 },
+      { ...exit, signal: '' },
+      { ...exit, stdoutBytes: -1 },
+      { exitCode: 0, signal: null, stdoutBytes: 0 },
+      { ...exit, more: 1 },
+    ]) {
+      expect(E.isLeft(ShellRunExit.decode(bad))).toBe(true)
+    }
   })
 })

@@ -43,6 +43,12 @@ export { type OwnerLockLiveness, ownerLockLiveness } from './ownerLockLiveness.j
 export type { ShellRunEntry, SessionStatePort, CheckpointQuery, CheckpointProvider } from './SessionStatePort.js'
 export { unsettledShellRuns, unsettledRuns, unsettledOperationsOf } from './unsettledOperations.js'
 export {
+  ReattachObservation,
+  observeReattach,
+  findReattachRecord,
+  observeReattachOperation,
+} from './observeReattach.js'
+export {
   type HostInspectorDeps,
   type InspectInput,
   type HostInspector,

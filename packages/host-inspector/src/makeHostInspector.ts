@@ -48,6 +48,11 @@ export interface InspectInput {
   readonly sessionCwd: string
   /** Runs to leave out of the unsettled-run check, typically the source run being resumed. */
   readonly excludeRunIds?: ReadonlyArray<string>
+  /**
+   * Operations open in the planned chain: a supervised shell run naming one of them is left out of the
+   * unsettled operations (the `reattach` observation judges it). Absent: none is left out.
+   */
+  readonly openOperationIds?: ReadonlyArray<string>
   /** The run whose checkpoint is wanted; passed to the checkpoint provider as `runId`. */
   readonly sourceRunId?: string
   /** Copied into the facts unchanged. */
@@ -136,7 +141,10 @@ export const makeHostInspector = (deps: HostInspectorDeps): HostInspector => ({
     return pipe(
       TE.Do,
       TE.apS('workspace', observeWorkspace(input.sessionCwd)),
-      TE.apS('operations', unsettledOperationsOf(deps.port, input.sessionId, input.excludeRunIds ?? [])),
+      TE.apS(
+        'operations',
+        unsettledOperationsOf(deps.port, input.sessionId, input.excludeRunIds ?? [], input.openOperationIds ?? []),
+      ),
       TE.apS('tools', readToolNames(deps.toolNames)),
       TE.apS('checkpoint', readCheckpoint(deps.checkpointProvider, input.sessionId, input.sourceRunId)),
       TE.map(({ workspace, operations, tools, checkpoint }): HostFacts => ({

@@ -181,6 +181,36 @@ describe('unsettledOperations', () => {
     })
   })
 
+  describe('when a live shell run is a supervised foreground run (it names an operation)', () => {
+    const givenSupervised = async () => {
+      const child = await processes.sleeper()
+      return givenSessionUnsafe(data, cwd, {
+        shellRuns: [
+          shellRunUnsafe({ shellRunId: 'sh-fg', status: 'running', ...child, operationId: 'run-1-o3' }),
+          shellRunUnsafe({ shellRunId: 'sh-bg', status: 'running', ...child }),
+        ],
+      })
+    }
+
+    it('is unsettled by default, the safe side', async () => {
+      ;(await (await givenSupervised()).whenInspecting()).thenUnsettled([
+        { kind: 'shell_run', id: 'sh-bg' },
+        { kind: 'shell_run', id: 'sh-fg' },
+      ])
+    })
+
+    it('is left out while the caller says its operation is open; a background run never is', async () => {
+      const session = await givenSupervised()
+      ;(await session.whenInspecting({ openOperationIds: ['run-1-o3'] })).thenUnsettled([
+        { kind: 'shell_run', id: 'sh-bg' },
+      ])
+      ;(await session.whenInspecting({ openOperationIds: ['run-1-o4'] })).thenUnsettled([
+        { kind: 'shell_run', id: 'sh-bg' },
+        { kind: 'shell_run', id: 'sh-fg' },
+      ])
+    })
+  })
+
   describe('when several operations are unsettled', () => {
     it('lists shell runs, then child runs, then continuations, each by id', async () => {
       const child = await processes.sleeper()

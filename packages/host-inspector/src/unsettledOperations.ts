@@ -58,14 +58,18 @@ const isRunHeader = (entry: RunListing): entry is Extract<RunListing, { readonly
 
 /**
  * The session's shell runs marked `running` whose process still runs: the same pid, boot and start ticks,
- * or — for a record without them — a live pid (never judged by the clock).
+ * or — for a record without them — a live pid (never judged by the clock). A supervised foreground run
+ * whose `operationId` is in `openOperationIds` is left out: while its operation is open in the planned
+ * chain, only the `reattach` observation judges it. By default none is left out, the safe side.
  * @category constructors
  */
 export const unsettledShellRuns = (
   port: SessionStatePort,
   sessionId: string,
-): TE.TaskEither<InspectError, ReadonlyArray<UnsettledOperation>> =>
-  pipe(
+  openOperationIds: ReadonlyArray<string> = [],
+): TE.TaskEither<InspectError, ReadonlyArray<UnsettledOperation>> => {
+  const open = new Set(openOperationIds)
+  return pipe(
     callPort(
       () => port.listShellRuns(sessionId),
       (cause) => shellRunsUnreadable(sessionId, cause),
@@ -78,7 +82,10 @@ export const unsettledShellRuns = (
       }
       // A `running` record whose process is gone (or whose pid provably names another process) is an orphan
       // that recovery will mark failed; it runs nothing, so it does not hold the session.
-      const running = entries.filter(isShellRun).filter((run) => run.status === 'running')
+      const running = entries
+        .filter(isShellRun)
+        .filter((run) => run.status === 'running')
+        .filter((run) => run.operationId === undefined || !open.has(run.operationId))
       return TE.fromTask(async () => {
         const live = await Promise.all(running.map((run) => isRecordedProcessAlive(run, 'live_pid')))
         return running
@@ -87,6 +94,7 @@ export const unsettledShellRuns = (
       })
     }),
   )
+}
 
 /**
  * The session's child and continuation runs whose header is still `created`/`running`/`waiting_permission`.
@@ -128,17 +136,19 @@ export const unsettledRuns = (
 }
 
 /**
- * Every unsettled operation of a session, shell runs first, then child runs, then continuations, each by id.
+ * Every unsettled operation of a session, shell runs first, then child runs, then continuations, each
+ * by id; `openOperationIds` as for {@link unsettledShellRuns}.
  * @category constructors
  */
 export const unsettledOperationsOf = (
   port: SessionStatePort,
   sessionId: string,
   excludeRunIds: ReadonlyArray<string> = [],
+  openOperationIds: ReadonlyArray<string> = [],
 ): TE.TaskEither<InspectError, ReadonlyArray<UnsettledOperation>> =>
   pipe(
     TE.Do,
-    TE.apS('shell', unsettledShellRuns(port, sessionId)),
+    TE.apS('shell', unsettledShellRuns(port, sessionId, openOperationIds)),
     TE.apS('runs', unsettledRuns(port, sessionId, excludeRunIds)),
     TE.map(({ shell, runs }) => [...shell, ...runs].sort(byKindThenId)),
   )

@@ -7,7 +7,13 @@ import { createHash } from 'node:crypto'
 import { writeFile, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type RuntimeEvent, makeIsoTimestampUnsafe, makeNonEmptyStringUnsafe, makeRunIdUnsafe } from '@maka/events'
+import {
+  type RuntimeEvent,
+  makeIsoTimestampUnsafe,
+  makeNonEmptyStringUnsafe,
+  makeNonNegativeIntUnsafe,
+  makeRunIdUnsafe,
+} from '@maka/events'
 import type { LedgerScan, LedgerSnapshot, StorePorts } from '@maka/stores'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { killAllChildren, spawnStoreChild } from './children.js'
@@ -551,6 +557,25 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         expect(listed).toEqual([
           { shellRunId: 'shell-a', shellRun: shellRun(source, 'shell-a') },
           { shellRunId: 'shell-b', shellRun: ended },
+        ])
+      })
+
+      it('round-trips a supervised foreground record, which carries its operationId', async () => {
+        const { location, stores } = await freshStores()
+        await value(stores.sessions.create(sessionRecord(S)))
+        const supervised = shellRun(source, 'shell-f', {
+          operationId: makeNonEmptyStringUnsafe(`${source.runId}-o3`),
+          bootId: makeNonEmptyStringUnsafe('b7c1f0e2-54a9-4c3e-9d0e-1f2a3b4c5d6e'),
+          startTicks: makeNonNegativeIntUnsafe(123456),
+        })
+        await value(stores.shellRuns.write(supervised))
+        expect(await value((await open(location)).shellRuns.list(S))).toEqual([
+          { shellRunId: 'shell-f', shellRun: supervised },
+        ])
+        const ended = { ...supervised, status: 'failed' as const, exitCode: 2, endedAt: supervised.startedAt }
+        await value(stores.shellRuns.write(ended))
+        expect(await value((await open(location)).shellRuns.list(S))).toEqual([
+          { shellRunId: 'shell-f', shellRun: ended },
         ])
       })
     })

@@ -48,7 +48,8 @@ export interface ToolContext {
   readonly signal?: AbortSignal
   /**
    * The call's operation (`<runId>-o<row>`). Set by the executor only in a protocol run (one that
-   * writes the tool journal); absent otherwise.
+   * writes the tool journal); absent otherwise. With it, a foreground `shell` command runs under a
+   * supervisor and is recorded with this id (the supervised start).
    */
   readonly operationId?: string
   /** Which attempt of the operation this run is, from 1. Protocol runs only. */
@@ -58,6 +59,11 @@ export interface ToolContext {
    * it to the system it changes, so a second attempt has no further effect. Protocol runs only.
    */
   readonly idempotencyKey?: string
+  /**
+   * The folder of one shell run's files on this host, `<data dir>/sessions/<sessionId>/shell-runs/<shellRunId>`
+   * (`shellRunDirOf`), for every store kind. A supervised `shell` call needs it and starts nothing without it.
+   */
+  readonly shellRunDir?: (shellRunId: string) => string
 }
 
 /**

@@ -27,6 +27,7 @@ export type ToolFailure =
     }
   | { readonly _tag: 'SpawnFailed'; readonly code: string; readonly message: string }
   | { readonly _tag: 'ShellRunNotRecorded'; readonly message: string }
+  | { readonly _tag: 'SupervisorFailed'; readonly message: string }
   | { readonly _tag: 'Cancelled'; readonly tool: string; readonly message: string }
   | { readonly _tag: 'Unexpected'; readonly tool: string; readonly message: string }
 
@@ -114,13 +115,27 @@ export const spawnFailed = (cause: unknown): ToolFailure => ({
 })
 
 /**
- * A background command could not be recorded: it is not started, or stopped at once, because a
- * process nobody recorded is invisible to recovery and to the resume gates.
+ * A shell run could not be recorded: a background command is not started, or stopped at once, because
+ * a process nobody recorded is invisible to recovery and to the resume gates; a supervised foreground
+ * command is never started (it starts only after its record is durable).
  * @category constructors
  */
-export const shellRunNotRecorded = (reason: string, stage: 'not_started' | 'stopped'): ToolFailure => ({
+export const shellRunNotRecorded = (
+  reason: string,
+  stage: 'not_started' | 'stopped',
+  kind: 'background' | 'foreground' = 'background',
+): ToolFailure => ({
   _tag: 'ShellRunNotRecorded',
-  message: `The background command was ${stage === 'stopped' ? 'stopped' : 'not started'} because it could not be recorded: ${reason}`,
+  message: `The ${kind === 'background' ? 'background ' : ''}command was ${stage === 'stopped' ? 'stopped' : 'not started'} because it could not be recorded: ${reason}`,
+})
+
+/**
+ * A supervised command's supervisor ended without a readable report of how the command ended.
+ * @category constructors
+ */
+export const supervisorFailed = (reason: string): ToolFailure => ({
+  _tag: 'SupervisorFailed',
+  message: `The command's end is unknown: ${reason}`,
 })
 
 /**

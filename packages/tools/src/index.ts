@@ -1,7 +1,9 @@
 /**
  * @maka/tools — the tool port and the built-in tools (`read_file`, `write_file`, `list_dir`, `shell`).
  * Every path is confined to the session cwd after following symlinks; background shell commands are
- * recorded as shell runs before the call returns, so recovery and the resume gates can see them.
+ * recorded as shell runs before the call returns, so recovery and the resume gates can see them; in a
+ * protocol run a foreground command runs under a supervisor, recorded before it starts, and its files
+ * give its result even after a crash of the agent (`shellResultFromFiles`).
  * Tools never throw at the executor: failures are error outcomes with one short sentence. Each tool
  * declares how its calls may be recovered after a crash (`recoveryModeOf`), and a `reconcile` tool
  * carries a read-only basis and probe, run here under a time limit (`computeReconcileBasis`, `runProbe`).
@@ -29,8 +31,17 @@ export {
   SHELL_OUTPUT_CAP_BYTES,
   type ShellResult,
   type BackgroundShellResult,
-  makeShellTool,
-} from './shellTool.js'
+  shellOutcomeOf,
+} from './ShellResult.js'
+export { makeShellTool } from './shellTool.js'
+export {
+  type ShellRunFile,
+  type ShellFilesError,
+  shellRunDirOf,
+  shellRunStatusOf,
+  readShellRunExit,
+  shellResultFromFiles,
+} from './shellRunFiles.js'
 export { builtinTools } from './builtinTools.js'
 export {
   type ToolSpec,

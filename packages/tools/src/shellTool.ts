@@ -5,17 +5,28 @@
  * foreground call can stop everything it started, not just the shell. A foreground call therefore
  * leaves nothing behind; work meant to outlive the call must ask for `background: true`, which is
  * recorded as a shell run before the tool returns — recovery and the resume gates can only account
- * for background work they can see.
+ * for background work they can see. In a protocol run (the context names an `operationId`) a foreground
+ * command runs under a supervisor instead (`supervisedShell.ts`), so a crash of the agent neither
+ * kills it nor loses how it ended.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import { StringDecoder } from 'node:string_decoder'
 import { decodeWith, ShellRun } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import { defineTool } from './defineTool.js'
 import { resolveInsideWorkspace } from './resolveInsideWorkspace.js'
+import {
+  outputText,
+  SHELL_DEFAULT_TIMEOUT_MS,
+  SHELL_MAX_TIMEOUT_MS,
+  SHELL_OUTPUT_CAP_BYTES,
+  shellOutcomeOf,
+  shellResult,
+  type BackgroundShellResult,
+} from './ShellResult.js'
+import { runSupervised } from './supervisedShell.js'
 import type { Tool, ToolContext, ToolOutcome } from './Tool.js'
 import { argumentsObject, optionalBoolean, optionalInteger, requiredString } from './ToolArguments.js'
 import { cancelled, shellRunNotRecorded, spawnFailed, type ToolFailure } from './ToolFailure.js'
@@ -23,46 +34,6 @@ import { cancelled, shellRunNotRecorded, spawnFailed, type ToolFailure } from '.
 // -------------------------------------------------------------------------------------
 // model
 // -------------------------------------------------------------------------------------
-
-/**
- * How long a foreground command may run when the call gives no `timeoutMs`.
- * @category models
- */
-export const SHELL_DEFAULT_TIMEOUT_MS = 60_000
-
-/**
- * The largest `timeoutMs` a call may ask for.
- * @category models
- */
-export const SHELL_MAX_TIMEOUT_MS = 3_600_000
-
-/**
- * How many bytes of stdout, and separately of stderr, a foreground call returns at most.
- * @category models
- */
-export const SHELL_OUTPUT_CAP_BYTES = 64 * 1024
-
-/**
- * What a finished foreground command returns to the model.
- * @category models
- */
-export interface ShellResult {
-  readonly exitCode: number | null
-  readonly signal: string | null
-  readonly stdout: string
-  readonly stderr: string
-  readonly timedOut?: true
-  readonly cancelled?: true
-}
-
-/**
- * What a started background command returns to the model.
- * @category models
- */
-export interface BackgroundShellResult {
-  readonly shellRunId: string
-  readonly pid: number
-}
 
 // How long output may keep arriving after the shell itself exited.
 const PIPE_GRACE_MS = 500
@@ -118,14 +89,7 @@ const capture = (stream: Readable | null): Capture => {
     kept.push(slice)
     keptBytes += slice.length
   })
-  return {
-    text: () => {
-      const text = new StringDecoder('utf8').write(Buffer.concat(kept))
-      return totalBytes > keptBytes
-        ? `${text}\n[truncated: showing the first ${keptBytes} of ${totalBytes} bytes]`
-        : text
-    },
-  }
+  return { text: () => outputText(Buffer.concat(kept), totalBytes) }
 }
 
 const startShell = (command: string, cwd: string, stdio: 'pipe' | 'ignore'): ChildProcess =>
@@ -181,15 +145,20 @@ const runForeground = (
       }, PIPE_GRACE_MS).unref()
     })
     child.once('close', (exitCode: number | null, exitSignal: NodeJS.Signals | null) => {
-      const result: ShellResult = {
-        exitCode,
-        signal: exitSignal,
-        stdout: stdout.text(),
-        stderr: stderr.text(),
-        ...(timedOut ? { timedOut: true as const } : {}),
-        ...(cancelled ? { cancelled: true as const } : {}),
-      }
-      settle(E.right({ result, isError: timedOut || cancelled || exitCode !== 0 }))
+      settle(
+        E.right(
+          shellOutcomeOf(
+            shellResult({
+              exitCode,
+              signal: exitSignal,
+              stdout: stdout.text(),
+              stderr: stderr.text(),
+              timedOut,
+              cancelled,
+            }),
+          ),
+        ),
+      )
     })
   })
 
@@ -326,8 +295,11 @@ export const makeShellTool = (): Tool =>
       const root = await resolveInsideWorkspace(context.cwd, '.')
       if (E.isLeft(root)) return root
       const { command, background, timeoutMs } = parsed.right
-      return background === true
-        ? runBackground(command, root.right, timeoutMs, context)
-        : runForeground(command, root.right, timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, context.signal)
+      if (background === true) return runBackground(command, root.right, timeoutMs, context)
+      // A protocol run's foreground call is supervised, so it outlives a crash of the agent and is watched
+      // to its end; a legacy call runs exactly as before.
+      return context.operationId === undefined
+        ? runForeground(command, root.right, timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, context.signal)
+        : runSupervised(command, root.right, timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS, context, context.operationId)
     },
   )

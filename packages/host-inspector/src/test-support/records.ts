@@ -23,6 +23,7 @@ export const shellRunUnsafe = (fields: {
   readonly runId?: string
   readonly bootId?: string
   readonly startTicks?: number
+  readonly operationId?: string
 }): ShellRun =>
   ({
     command: 'true',
