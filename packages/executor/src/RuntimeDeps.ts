@@ -169,6 +169,11 @@ export interface RuntimeDeps {
    * the journal only with the resume flag on and a store whose appends are durable.
    */
   readonly toolJournal?: boolean
+  /**
+   * The host's data directory, whatever the store: a protocol run's foreground shell commands keep
+   * their output and exit status in `<dataDir>/sessions/<sessionId>/shell-runs/<shellRunId>/`.
+   */
+  readonly dataDir?: string
   readonly permissionMode?: PermissionMode
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
   readonly systemPrompt?: string

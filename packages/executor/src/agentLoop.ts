@@ -18,7 +18,7 @@ import {
   materializeHistory,
   providerFailure,
 } from '@maka/providers'
-import type { ShellRunRecorder, Tool, ToolOutcome } from '@maka/tools'
+import { type ShellRunRecorder, type Tool, type ToolOutcome, shellRunDirOf } from '@maka/tools'
 import { runJournaledCall } from './journaledCall.js'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
@@ -68,6 +68,8 @@ export interface LoopInput {
    * through preflight, a durable dispatch row and a durable outcome ({@link runJournaledCall}).
    */
   readonly protocol?: boolean
+  /** Where a supervised foreground shell keeps its files (see `RuntimeDeps.dataDir`). */
+  readonly dataDir?: string
 }
 
 interface ToolCall {
@@ -144,6 +146,7 @@ export const runTool = async (
   journal?: { readonly operationId: string; readonly attempt: number },
 ): Promise<ToolOutcome> => {
   const header = input.writer.header()
+  const dataDir = input.dataDir ?? ''
   try {
     return await tool.run(call.args, {
       ...(journal === undefined
@@ -153,6 +156,9 @@ export const runTool = async (
             attempt: journal.attempt,
             idempotencyKey: `maka:${journal.operationId}`,
           }),
+      ...(input.dataDir === undefined
+        ? {}
+        : { shellRunDir: (shellRunId: string) => shellRunDirOf(dataDir, header.sessionId, shellRunId) }),
       sessionId: header.sessionId,
       runId: header.runId,
       cwd: input.cwd,

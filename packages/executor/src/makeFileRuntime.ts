@@ -45,5 +45,5 @@ export const makeFileRuntime = (options: FileRuntimeOptions): FileRuntime => {
     toolNames: () => rest.tools.map((tool) => tool.name),
     ...(checkpointProvider === undefined ? {} : { checkpointProvider }),
   })
-  return { stores, inspector, runtime: makeRuntime({ ...rest, stores, inspector }) }
+  return { stores, inspector, runtime: makeRuntime({ ...rest, stores, inspector, dataDir }) }
 }

@@ -19,7 +19,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
-import { plannerHostPort, plannerStorePort } from './portAdapters.js'
+import { plannerHostPort, plannerStorePort, reattachObserver } from './portAdapters.js'
 import { replaySegment } from './replaySegment.js'
 import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
 import type { ProviderRun, RuntimeDeps } from './RuntimeDeps.js'
@@ -36,7 +36,11 @@ export type { TurnRequest, TurnResult, ContinuationResult, ResumeRequest, Resume
 export const makeRuntime = (deps: RuntimeDeps): Runtime => {
   const ctx = makeRunContext(deps)
   const plannerDeps = {
-    host: plannerHostPort(deps.stores, deps.inspector, { protocol: ctx.protocol, tools: deps.tools }),
+    host: plannerHostPort(deps.stores, deps.inspector, {
+      protocol: ctx.protocol,
+      tools: deps.tools,
+      ...(deps.dataDir === undefined ? {} : { reattach: reattachObserver(deps.stores, deps.dataDir) }),
+    }),
     ids: {
       newContinuationIds: () => ({
         invocationId: ctx.newInvocationId(),

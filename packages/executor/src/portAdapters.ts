@@ -5,10 +5,15 @@
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type { AgentRun } from '@maka/events'
-import type { HostInspector, InspectError, SessionStatePort } from '@maka/host-inspector'
+import {
+  type HostInspector,
+  type InspectError,
+  type SessionStatePort,
+  observeReattachOperation,
+} from '@maka/host-inspector'
 import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
 import type { StoreError, StorePorts } from '@maka/stores'
-import { type Tool, recoveryModesOf } from '@maka/tools'
+import { type Tool, recoveryModesOf, shellRunDirOf } from '@maka/tools'
 import { type ReattachObserver, makeObserveOperations } from './observeOperations.js'
 
 // A run folder without run.json is a create that never completed (the header is linked last): that
@@ -98,3 +103,19 @@ export const sessionStatePort = (stores: StorePorts): SessionStatePort => ({
   // A never-created run cannot be an unsettled operation; a broken header fails the observation closed.
   listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
 })
+
+/**
+ * How this host observes a `reattach` command after a crash: its shell-run record and the files its
+ * supervisor writes under `dataDir`. An observation that fails is thrown: the planner turns it into
+ * `safety_observation_unavailable` — a command that might still run is never read as `lost`.
+ * @category constructors
+ */
+export const reattachObserver =
+  (stores: StorePorts, dataDir: string): ReattachObserver =>
+  async ({ sessionId, operationId }) => {
+    const observed = await observeReattachOperation(sessionStatePort(stores), sessionId, operationId, (shellRunId) =>
+      shellRunDirOf(dataDir, sessionId, shellRunId),
+    )()
+    if (observed._tag === 'Left') throw new Error(`reattach observation: ${observed.left._tag}`)
+    return observed.right
+  }

@@ -18,7 +18,7 @@ import {
 } from '@maka/events'
 import type { ModelProvider } from '@maka/providers'
 import type { StorePorts, StoreError } from '@maka/stores'
-import { type LoopOutcome, runAgentLoop } from './agentLoop.js'
+import { type LoopInput, type LoopOutcome, runAgentLoop } from './agentLoop.js'
 import { decideTerminal } from './decideTerminal.js'
 import { type Ownership, makeOwnership } from './ownership.js'
 import { type PerformWrites, type WriteFailure, makePerformWrites, terminalWrites } from './performWrites.js'
@@ -49,6 +49,14 @@ export interface RunContext {
   readonly ownership: Ownership
   readonly perform: PerformWrites
   readonly newRunWriter: (header: AgentRun) => RunWriter
+  /** What the loop (and a continuation's settlements) run with, for one run. */
+  readonly loopInput: (input: {
+    readonly writer: RunWriter
+    readonly provider: ModelProvider
+    readonly history: ReadonlyArray<RuntimeEvent>
+    readonly cwd: string
+    readonly signal: AbortSignal
+  }) => LoopInput
   /** The model/tool loop for one run: how it ended, or the write that stopped it. */
   readonly runLoop: (input: {
     readonly writer: RunWriter
@@ -96,6 +104,35 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
   const newRunWriter = (header: AgentRun): RunWriter =>
     makeRunWriter({ stores, header, rowsBefore: 0, clock, ...(deps.observer ? { observer: deps.observer } : {}) })
   const perform = makePerformWrites({ stores, newRunWriter, crashPoint })
+  const loopInput = ({
+    writer,
+    provider,
+    history,
+    cwd,
+    signal,
+  }: {
+    readonly writer: RunWriter
+    readonly provider: ModelProvider
+    readonly history: ReadonlyArray<RuntimeEvent>
+    readonly cwd: string
+    readonly signal: AbortSignal
+  }): LoopInput => ({
+    signal,
+    writer,
+    provider,
+    history,
+    tools: deps.tools,
+    systemPrompt: deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    permissionMode: deps.permissionMode ?? 'allow',
+    ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
+    ...(deps.observer ? { observer: deps.observer } : {}),
+    stores,
+    cwd,
+    maxModelSteps: deps.maxModelSteps ?? 24,
+    crashPoint: crashPoint(writer.header().runId),
+    protocol,
+    ...(deps.dataDir === undefined ? {} : { dataDir: deps.dataDir }),
+  })
   const protocol = deps.safeBoundaryResumeEnabled && deps.toolJournal === true && stores.capabilities.durableAppend
 
   return {
@@ -112,23 +149,8 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     ownership: makeOwnership(stores, deps.inspector),
     perform,
     newRunWriter,
-    runLoop: ({ writer, provider, history, cwd, signal }) =>
-      runAgentLoop({
-        signal,
-        writer,
-        provider,
-        history,
-        tools: deps.tools,
-        systemPrompt: deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-        permissionMode: deps.permissionMode ?? 'allow',
-        ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
-        ...(deps.observer ? { observer: deps.observer } : {}),
-        stores,
-        cwd,
-        maxModelSteps: deps.maxModelSteps ?? 24,
-        crashPoint: crashPoint(writer.header().runId),
-        protocol,
-      }),
+    loopInput,
+    runLoop: (input) => runAgentLoop(loopInput(input)),
     finishRun: async (writer, outcome) => {
       // The stamp is taken before the completion time, as the rows and header record them.
       const stamp = writer.stamp()

@@ -90,7 +90,11 @@ export const unsettledShellRuns = (
         const live = await Promise.all(running.map((run) => isRecordedProcessAlive(run, 'live_pid')))
         return running
           .filter((_, i) => live[i] === true)
-          .map((run): UnsettledOperation => ({ kind: 'shell_run', id: run.shellRunId }))
+          .map((run): UnsettledOperation => ({
+            kind: 'shell_run',
+            id: run.shellRunId,
+            ...(run.operationId === undefined ? {} : { operationId: run.operationId }),
+          }))
       })
     }),
   )

@@ -24,6 +24,8 @@ export interface WorkspaceCheckpoint {
 export interface UnsettledOperation {
   readonly kind: 'shell_run' | 'child_run' | 'continuation_run'
   readonly id: string
+  /** A supervised foreground command's operation (Phase 2): while it is open, only its observation judges it. */
+  readonly operationId?: string
 }
 
 /**

@@ -251,12 +251,17 @@ export const workspaceIdentityUnchanged: Gate<GateView, NonEmptyString> = ({ sou
  * Gate 8: no background or child operation is unsettled.
  * @category gates
  */
-export const backgroundSettled: Gate<GateView, void> = ({ facts }) =>
-  parkUnless(
-    facts.backgroundOperationsSettled && facts.unsettledOperations.length === 0,
-    'background_operation_pending',
-    () => ({ unsettledOperations: facts.unsettledOperations.map((op) => ({ kind: op.kind, id: op.id })) }),
+export const backgroundSettled: Gate<GateView, void> = ({ facts, journal }) => {
+  // A supervised command whose operation is open in the chain is the `reattach` decision's to judge.
+  const judged = facts.unsettledOperations.filter(
+    (op) => op.operationId === undefined || journal === null || !journal.projection.isOpen(op.operationId),
   )
+  const settled =
+    judged.length === 0 && (facts.backgroundOperationsSettled || judged.length < facts.unsettledOperations.length)
+  return parkUnless(settled, 'background_operation_pending', () => ({
+    unsettledOperations: judged.map((op) => ({ kind: op.kind, id: op.id })),
+  }))
+}
 
 /**
  * Gate 9: a given checkpoint has a ref.
