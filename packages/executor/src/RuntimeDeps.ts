@@ -64,6 +64,16 @@ export type LifecycleEvent =
       readonly targetRunId: string
     }
   | {
+      /** A continuation settled an operation its source left open (Phase 2). */
+      readonly type: 'operation_settled'
+      readonly sessionId: string
+      readonly targetRunId: string
+      readonly operationId: string
+      readonly action: 'reissue' | 'settle_applied' | 'settle_reattached' | 'adjudicate'
+      readonly recoveryMode: string | null
+      readonly settlementOrigin: string
+    }
+  | {
       readonly type: 'execution_failed'
       readonly sessionId: string
       readonly sourceRunId: string

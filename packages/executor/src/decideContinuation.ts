@@ -6,6 +6,7 @@
 import {
   type AgentRun,
   type ContinuationClaim,
+  type ContinuationJournal,
   type ContinuationSource,
   type IsoTimestamp,
   type RowStamp,
@@ -33,6 +34,11 @@ export interface ContinuationInput {
   readonly createdAt: IsoTimestamp
   /** The stamp of the target's first row. */
   readonly stamp: RowStamp
+  /**
+   * The run writes the tool journal (Phase 2): its start row carries the marker, the source prefix
+   * digest revalidation found and the settlement plan; its header and claim carry the digest too.
+   */
+  readonly journal?: ContinuationJournal
 }
 
 /**
@@ -58,6 +64,7 @@ export const decideContinuation = (input: ContinuationInput): ContinuationStart 
     sourceRunId: c.sourceRunId,
     sourceTurnId: c.sourceTurnId,
     sourceRuntimeEventHighWater: c.sourceRuntimeEventHighWater,
+    ...(input.journal === undefined ? {} : { sourceRuntimeEventPrefixDigest: input.journal.prefixDigest }),
   }
   const header: AgentRun = {
     runId: c.runId,
@@ -86,6 +93,6 @@ export const decideContinuation = (input: ContinuationInput): ContinuationStart 
     continuationSource,
     claim,
     header,
-    startRow: makeContinuationStartEvent(header, input.stamp, continuationSource),
+    startRow: makeContinuationStartEvent(header, input.stamp, continuationSource, input.journal),
   }
 }

@@ -4,7 +4,7 @@
  * writes — with a lifecycle event for each way it can end. The source ledger is only ever read.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { describeCode } from '@maka/events'
+import { SettlementPlan, Sha256Digest, describeCode } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import type { ModelProvider } from '@maka/providers'
 import { loadSessionHistory } from '@maka/sessions'
@@ -15,7 +15,10 @@ import { failureClassOfOutcome, failureOf } from './decideTerminal.js'
 import { emitSafely } from './lifecycle.js'
 import { observeBoundary } from './observeBoundary.js'
 import { type WriteFailure, continuationStartWrites, runningWrites } from './performWrites.js'
-import { revalidate } from './revalidate.js'
+import { orderRejections, revalidate, revalidateJournal } from './revalidate.js'
+import { digestChanged, hasJournalKey, reprobe } from './journalRevalidation.js'
+import { observeJournal } from './observeJournal.js'
+import { performSettlements } from './settleOperations.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
 import type { ContinuationRejectionCode, ProviderRun } from './RuntimeDeps.js'
@@ -46,12 +49,31 @@ export const makeExecuteContinuation = (
     })
 
   const executeOwned = async (
+    approved: ContinuationPlan,
     c: ApprovedContinuation,
     signal: AbortSignal,
     providerFor: (run: ProviderRun) => ModelProvider,
   ): Promise<ContinuationResult> => {
-    const observed = await observeBoundary(stores, deps.inspector, c)
-    const codes = revalidate(c, observed)
+    const hostJournal = { protocol: ctx.protocol, tools: deps.tools }
+    const observed = await observeBoundary(stores, deps.inspector, c, hostJournal)
+    // A chain with a tool journal, or a run that will write one, re-reads the journal and the digest.
+    const journaled = (approved.openToolOperations?.length ?? 0) > 0 || c.runtimeContext.some(hasJournalKey)
+    const journal =
+      (journaled || ctx.protocol) && observed.sourceHeader !== null
+        ? await observeJournal(stores, c.sessionId, observed.sourceHeader)
+        : null
+    const probes =
+      journal === null || observed.sourceHeader === null
+        ? new Map<string, { readonly verdict: string; readonly output?: unknown }>()
+        : await reprobe(deps.tools, journal, c, observed.sourceHeader.cwd)
+    const codes = orderRejections([
+      ...revalidate(c, { ...observed, journaled }),
+      ...(journal === null
+        ? []
+        : journaled
+          ? revalidateJournal(approved, { observed: journal, probes, facts: observed.facts })
+          : digestChanged(approved, journal)),
+    ])
     if (codes.length > 0 || observed.sourceHeader === null) {
       emitExecutionFailed(c, c.runId, codes[0] ?? 'revalidation_failed')
       return reject(codes)
@@ -70,6 +92,16 @@ export const makeExecuteContinuation = (
       provider: providerIdentityOf(provider),
       createdAt,
       stamp: rowStamp(c.runId, 1, ctx.clock().getTime()),
+      ...(ctx.protocol && journal?.sourceDigest != null && Sha256Digest.is(journal.sourceDigest)
+        ? {
+            journal: {
+              prefixDigest: journal.sourceDigest,
+              ...(c.settlementPlan === undefined || !SettlementPlan.is(c.settlementPlan)
+                ? {}
+                : { settlementPlan: c.settlementPlan }),
+            },
+          }
+        : {}),
     })
     const failed = (
       stage: 'claim' | 'continuation_start' | 'run',
@@ -125,7 +157,24 @@ export const makeExecuteContinuation = (
       const running = await ctx.perform(runningWrites, writer)
       if (E.isLeft(running)) return stopped(stopOf(running.left))
       const history = [...earlier.right, ...c.runtimeContext]
-      const looped = await ctx.runLoop({ writer, provider, history, cwd: start.header.cwd, signal })()
+      const loopInput = { writer, provider, history, cwd: start.header.cwd, signal }
+      const settlements = c.settlementPlan ?? []
+      if (settlements.length > 0 && journal?.projection != null) {
+        const settled = await performSettlements(
+          {
+            loop: ctx.loopInput(loopInput),
+            stores,
+            dataDir: deps.dataDir,
+            sink: deps.sink,
+            sourceRunId: c.sourceRunId,
+            operations: new Map(journal.projection.openOperations.map((op) => [op.operationId, op])),
+            probes,
+          },
+          settlements,
+        )
+        if (E.isLeft(settled)) return stopped(settled.left)
+      }
+      const looped = await ctx.runLoop(loopInput)()
       if (E.isLeft(looped)) return stopped(looped.left)
       const outcome = looped.right
       const status = await ctx.finishRun(writer, outcome)
@@ -185,7 +234,7 @@ export const makeExecuteContinuation = (
         }
       }
       try {
-        return await executeOwned(c, lease.signal, providerFor)
+        return await executeOwned(approved, c, lease.signal, providerFor)
       } finally {
         await ctx.ownership.releaseOwnership(c.sessionId, owned.right)
       }

@@ -88,6 +88,7 @@ const refused = (message: string): ToolOutcome => ({ result: { error: message },
 
 /**
  * Runs one call of a protocol run through the journal; a write the store refused stops the run.
+ * Answers the origin of the response it wrote.
  * @category constructors
  */
 export const runJournaledCall = async (
@@ -96,16 +97,16 @@ export const runJournaledCall = async (
   call: JournaledCallInput,
   journal: JournaledAttempt,
   run: (tool: Tool, context: { readonly operationId: string; readonly attempt: number }) => Promise<ToolOutcome>,
-): Promise<E.Either<RunWriteFailure, void>> => {
+): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
   const { writer } = input
-  const refuse = async (outcome: ToolOutcome) => {
+  const refuse = async (outcome: ToolOutcome): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
     const answered = await appendResponse(input, call, outcome, {
       operationId: journal.operationId,
       origin: 'pre_t1_synthetic',
     })
     if (E.isLeft(answered)) return answered
     await input.crashPoint(journal.afterResponse)
-    return answered
+    return E.right('pre_t1_synthetic')
   }
   // 1. Preflight: the tool, the cancel, the permission.
   if (tool === undefined) return refuse(refused(`There is no tool named ${call.name}.`))
@@ -146,7 +147,7 @@ export const runJournaledCall = async (
   const dispatched = await writer.appendRow(dispatch.right, { durable: true })()
   if (E.isLeft(dispatched)) return dispatched
   // The run already has its terminal event: nothing more may happen in it, the tool least of all.
-  if (dispatched.right === null) return E.right(undefined)
+  if (dispatched.right === null) return E.right(journal.origin)
   await input.crashPoint('after_tool_dispatch_committed')
   // 4. The implementation.
   const outcome = await run(tool, { operationId: journal.operationId, attempt: journal.attempt })
@@ -158,5 +159,5 @@ export const runJournaledCall = async (
   })
   if (E.isLeft(answered)) return answered
   await input.crashPoint(journal.afterResponse)
-  return answered
+  return E.right(journal.origin)
 }

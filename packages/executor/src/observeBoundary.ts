@@ -7,7 +7,7 @@ import type { HostInspector } from '@maka/host-inspector'
 import { boundaryHolderOf } from '@maka/planner'
 import type { StorePorts } from '@maka/stores'
 import type { ApprovedContinuation } from './decideContinuation.js'
-import { observeHostFacts } from './portAdapters.js'
+import { type HostJournal, observeHostFacts } from './portAdapters.js'
 import type { RevalidationObservation } from './revalidate.js'
 
 /**
@@ -19,10 +19,13 @@ export const observeBoundary = async (
   stores: StorePorts,
   inspector: HostInspector,
   c: ApprovedContinuation,
+  journal?: HostJournal,
 ): Promise<RevalidationObservation> => {
   const header = await stores.runs.read(c.sessionId, c.sourceRunId)()
   const ledger = await stores.events.read(c.sessionId, c.sourceRunId)()
-  const facts = E.isRight(header) ? await observeHostFacts(stores, inspector)(c.sessionId, header.right)() : null
+  const facts = E.isRight(header)
+    ? await observeHostFacts(stores, inspector, journal)(c.sessionId, header.right)()
+    : null
   const runs = await stores.runs.list(c.sessionId)()
   const claim = await stores.claims.read(c.sessionId, c.sourceRunId, c.sourceRuntimeEventHighWater)()
   const boundary = { sourceRunId: c.sourceRunId, highWater: c.sourceRuntimeEventHighWater }

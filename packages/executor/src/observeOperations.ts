@@ -7,7 +7,7 @@
 import type { AgentRun } from '@maka/events'
 import type { ObservedOperation, OperationToObserve } from '@maka/planner'
 import { type Tool, recoveryModeOf, runProbe } from '@maka/tools'
-import * as TE from 'fp-ts/lib/TaskEither.js'
+import type * as TE from 'fp-ts/lib/TaskEither.js'
 
 /**
  * How a `reattach` command is observed: ended, still running, or gone. Absent: such an operation

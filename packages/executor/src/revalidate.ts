@@ -40,6 +40,15 @@ export interface RevalidationObservation {
   readonly journaled?: boolean
 }
 
+/**
+ * Every rejection of several checks, once each, in the spec's order.
+ * @category constructors
+ */
+export const orderRejections = (codes: Iterable<ExecutionRejection>): ReadonlyArray<ExecutionRejection> => {
+  const found = new Set(codes)
+  return ORDER.filter((code) => found.has(code))
+}
+
 const ORDER: ReadonlyArray<ExecutionRejection> = [
   'source_identity_changed',
   'source_terminal_changed',
@@ -166,8 +175,8 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
  */
 export interface JournalRevalidation {
   readonly observed: JournalObservation
-  /** The verdict of each probe made again (`settle_applied` and probe-chosen reissues). */
-  readonly probes: ReadonlyMap<string, string>
+  /** Each probe made again (`settle_applied` and probe-chosen reissues). */
+  readonly probes: ReadonlyMap<string, { readonly verdict: string }>
   /** Fresh host facts, or null. */
   readonly facts: HostFacts | null
 }
@@ -237,7 +246,7 @@ export const revalidateJournal = (
     found.add('source_replay_changed')
   }
   for (const { operationId, verdict } of c.safetySnapshot.probeVerdicts ?? []) {
-    if (now.probes.get(operationId) !== verdict) found.add('reconcile_verdict_changed')
+    if (now.probes.get(operationId)?.verdict !== verdict) found.add('reconcile_verdict_changed')
   }
   const modes = c.safetySnapshot.toolRecoveryModes
   if (modes !== undefined && (now.facts === null || !jsonEqual(now.facts.toolRecoveryModes ?? {}, modes))) {

@@ -1,0 +1,56 @@
+/**
+ * The world reads and small checks a continuation of a chain with a tool journal makes again right
+ * before it claims (Phase 2): each probe the plan relied on, and the source prefix digest.
+ */
+import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
+import type { ContinuationPlan } from '@maka/planner'
+import { type Tool, runProbe } from '@maka/tools'
+import type { ApprovedContinuation } from './decideContinuation.js'
+import type { JournalObservation } from './observeJournal.js'
+
+/**
+ * True when a row carries a key of the tool journal: the chain it belongs to has a journal.
+ * @category guards
+ */
+export const hasJournalKey = (event: RuntimeEvent): boolean =>
+  event.actions?.runtimeProtocol !== undefined ||
+  event.actions?.toolDispatch !== undefined ||
+  event.actions?.toolOutcome !== undefined ||
+  event.refs?.operationId !== undefined
+
+/**
+ * Makes again each probe the plan relied on, on the operation as re-read, in the source's cwd.
+ * @category constructors
+ */
+export const reprobe = async (
+  tools: ReadonlyArray<Tool>,
+  journal: JournalObservation,
+  c: ApprovedContinuation,
+  cwd: string,
+): Promise<ReadonlyMap<string, { readonly verdict: string; readonly output?: unknown }>> => {
+  const probes = new Map<string, { readonly verdict: string; readonly output?: unknown }>()
+  for (const { operationId } of c.safetySnapshot.probeVerdicts ?? []) {
+    const operation = journal.projection?.openOperations.find((op) => op.operationId === operationId)
+    const tool = tools.find((t) => t.name === operation?.toolName)
+    if (operation === undefined || tool === undefined || operation.reconcileBasis === null) continue
+    probes.set(
+      operationId,
+      await runProbe(tool, operation.args, { sessionId: c.sessionId, cwd }, operation.reconcileBasis),
+    )
+  }
+  return probes
+}
+
+/**
+ * The digest check alone, for a chain without a journal continued by a run that writes one.
+ * @category gates
+ */
+export const digestChanged = (
+  plan: ContinuationPlan,
+  journal: JournalObservation,
+): ReadonlyArray<ExecutionRejection> =>
+  plan.sourceRuntimeEventPrefixDigest !== null &&
+  journal.sourceEvents.length === plan.sourceRuntimeEventHighWater &&
+  journal.sourceDigest !== plan.sourceRuntimeEventPrefixDigest
+    ? ['source_prefix_digest_changed']
+    : []
