@@ -116,6 +116,7 @@ describe('the maka command surface', { timeout: 120_000 }, () => {
         diagnostics: [expect.objectContaining({ code: 'resume_candidate_missing', severity: 'error' })],
         sourceRunId: null,
         sourceRuntimeEventHighWater: null,
+        sourceRuntimeEventPrefixDigest: null,
       })
       const text = await runCli(['resume', 'plan', '--data-dir', dataDir], { flag: true })
       expect(text.code).toBe(3)

@@ -18,7 +18,14 @@ import {
   scriptFile,
 } from './support.js'
 
-const PLAN_KEYS = ['diagnostics', 'disposition', 'rejectionReasons', 'sourceRunId', 'sourceRuntimeEventHighWater']
+const PLAN_KEYS = [
+  'diagnostics',
+  'disposition',
+  'rejectionReasons',
+  'sourceRunId',
+  'sourceRuntimeEventHighWater',
+  'sourceRuntimeEventPrefixDigest',
+]
 const CONTINUATION_KEYS = [
   'invocationId',
   'runId',
@@ -198,6 +205,7 @@ describe('maka commands', { timeout: 120_000 }, () => {
       expect(Object.keys(continuation['safetySnapshot'] as object).sort()).toEqual([
         'availableToolNames',
         'backgroundOperationsSettled',
+        'toolRecoveryModes',
         'workspaceIdentity',
       ])
       expect(plan['disposition']).toBe('continue')
