@@ -24,6 +24,13 @@ import { builtinTools } from '@maka/tools'
  */
 export interface RuntimeChoice {
   readonly dataDir: string
+  /** Where files that are not store state live (see `Workspace.filesDir`); `dataDir` when absent. */
+  readonly filesDir?: string
+  /**
+   * Runs write the tool journal (Phase 2) where the store's appends are durable; from
+   * `MAKA_RUNTIME_TOOL_JOURNAL` when absent.
+   */
+  readonly toolJournal?: boolean
   /** The chosen store's ports (`--store`); the JSONL files of `dataDir` when absent. */
   readonly stores?: StorePorts
   readonly providerFor: (run: { readonly kind: 'turn' | 'continuation'; readonly runId: string }) => ModelProvider
@@ -54,12 +61,23 @@ export const verboseSink = (
 })
 
 /**
+ * Whether runs write the tool journal, from the environment (host only). For now the journal is
+ * written only when `MAKA_RUNTIME_TOOL_JOURNAL=1`; `0` (the spec's switch for mixed fleets) and
+ * unset keep Phase 1's writes (decision 139).
+ * @category guards
+ */
+export const toolJournalFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean =>
+  env['MAKA_RUNTIME_TOOL_JOURNAL'] === '1'
+
+/**
  * Builds the runtime a command runs on.
  * @category constructors
  */
 export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
   makeFileRuntime({
     dataDir: choice.dataDir,
+    ...(choice.filesDir === undefined ? {} : { filesDir: choice.filesDir }),
+    toolJournal: choice.toolJournal ?? toolJournalFromEnv(),
     ...(choice.stores === undefined ? {} : { stores: choice.stores }),
     tools: builtinTools(),
     providerFor: choice.providerFor,

@@ -60,6 +60,8 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     'Environment:',
     '  MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1  enables safe-boundary resume (without it every plan parks',
     '                                       with resume_feature_disabled)',
+    '  MAKA_RUNTIME_TOOL_JOURNAL=1          with the flag above, runs record each tool call in a journal so',
+    '                                       a crash inside a tool can be continued (preview; 0 or unset: off)',
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
     '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
     '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',

@@ -76,6 +76,8 @@ export interface StartupRecoveryDeps extends Ownership {
   readonly stores: StorePorts
   readonly inspector: HostInspector
   readonly clock: () => Date
+  /** Where a supervised shell run's files are (Phase 2), so its record is closed from its `exit` file. */
+  readonly shellRunDir?: (sessionId: string, shellRunId: string) => string
 }
 
 /**

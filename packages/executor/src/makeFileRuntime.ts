@@ -15,6 +15,8 @@ import type { RuntimeDeps } from './RuntimeDeps.js'
  */
 export type FileRuntimeOptions = Omit<RuntimeDeps, 'stores' | 'inspector'> & {
   readonly dataDir: string
+  /** Where files that are not store state live (supervised shell output); `dataDir` when absent. */
+  readonly filesDir?: string
   readonly checkpointProvider?: CheckpointProvider
   /**
    * The stores to run over instead of the JSONL files of `dataDir` (a SQLite or PostgreSQL store
@@ -38,12 +40,12 @@ export interface FileRuntime {
  * @category constructors
  */
 export const makeFileRuntime = (options: FileRuntimeOptions): FileRuntime => {
-  const { dataDir, checkpointProvider, stores: chosen, ...rest } = options
+  const { dataDir, filesDir, checkpointProvider, stores: chosen, ...rest } = options
   const stores = chosen ?? makeFileStores(dataDir)
   const inspector = makeHostInspector({
     port: sessionStatePort(stores),
     toolNames: () => rest.tools.map((tool) => tool.name),
     ...(checkpointProvider === undefined ? {} : { checkpointProvider }),
   })
-  return { stores, inspector, runtime: makeRuntime({ ...rest, stores, inspector, dataDir }) }
+  return { stores, inspector, runtime: makeRuntime({ ...rest, stores, inspector, dataDir: filesDir ?? dataDir }) }
 }

@@ -19,6 +19,7 @@ import { pipe } from 'fp-ts/lib/function.js'
 import * as TE from 'fp-ts/lib/TaskEither.js'
 import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
+import { shellRunDirOf } from '@maka/tools'
 import { plannerHostPort, plannerStorePort, reattachObserver } from './portAdapters.js'
 import { replaySegment } from './replaySegment.js'
 import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
@@ -167,11 +168,15 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     return execute(planned, provider.right)
   }
 
+  const dataDir = deps.dataDir
   const recover = makeStartupRecovery({
     stores: deps.stores,
     inspector: deps.inspector,
     clock: ctx.clock,
     ...ctx.ownership,
+    ...(dataDir === undefined
+      ? {}
+      : { shellRunDir: (sessionId: string, shellRunId: string) => shellRunDirOf(dataDir, sessionId, shellRunId) }),
   })
 
   return {

@@ -49,6 +49,7 @@ export const chaosChild = async (flags: ChaosChildFlags, globals: GlobalFlags): 
   let seen = 0
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
+    filesDir: workspace.filesDir,
     stores: workspace.stores,
     providerFor: providerForRuns(choice, { turn: [], continuation: [] }),
     // Like `maka demo`, chaos forces the flag on: turns must be resumable and resumes must execute.

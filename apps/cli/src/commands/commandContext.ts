@@ -20,6 +20,12 @@ import { refusalOf, requireRecoveryWritten, unrecoveredLine } from '../writeFail
  */
 export interface Workspace {
   readonly dataDir: DataDir
+  /**
+   * Where this host keeps files that are not store state (a supervised shell command's output and
+   * exit status): the JSONL data dir itself, or for a SQL store the data home (`--data-dir`,
+   * `$MAKA_HOME`, `~/.maka`).
+   */
+  readonly filesDir: string
   readonly stores: StorePorts
   readonly note: (message: string) => void
   readonly verbose: boolean
@@ -57,6 +63,7 @@ export const openDataDir = async (
     const dataDir = await checkDataDir(spec === null ? resolveDataDir(globals.dataDir) : spec.dir, mode)
     return {
       dataDir,
+      filesDir: dataDir.path,
       stores: makeFileStores(dataDir.path, { fs: io === 'sync' ? syncStoreFs : nodeStoreFs }),
       note,
       verbose,
@@ -65,7 +72,13 @@ export const openDataDir = async (
   note(`store ${describeStore(spec)}`)
   const exists = spec.kind === 'sqlite' ? await sqliteFileExists(spec.file) : true
   const stores = await openChosenStores(spec, { create: mode === 'write' })
-  return { dataDir: { path: stores.location, exists }, stores, note, verbose }
+  return {
+    dataDir: { path: stores.location, exists },
+    filesDir: resolveDataDir(globals.dataDir),
+    stores,
+    note,
+    verbose,
+  }
 }
 
 /**

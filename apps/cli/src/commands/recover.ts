@@ -17,11 +17,12 @@ import { openDataDir, say, sayJson } from './commandContext.js'
  * @category constructors
  */
 export const recover = async (flags: JsonFlag, globals: GlobalFlags): Promise<ExitCode> => {
-  const { dataDir, stores, verbose } = await openDataDir(globals, 'read', 'async')
+  const { dataDir, filesDir, stores, verbose } = await openDataDir(globals, 'read', 'async')
   let actions: ReadonlyArray<RecoveryAction> = []
   if (dataDir.exists) {
     const { runtime } = composeRuntime({
       dataDir: dataDir.path,
+      filesDir,
       stores,
       // Recovery never calls a model; the provider is only there to complete the composition.
       providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),

@@ -75,6 +75,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const narrator = makeEventNarrator({ fullText: json })
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
+    filesDir: workspace.filesDir,
     stores: workspace.stores,
     // No turn runs here: the continuation's model is the one the resolver reads from its source run.
     providerFor: providerForRuns({ kind: 'scripted', steps: null }, NO_DEFAULT_SCRIPTS),

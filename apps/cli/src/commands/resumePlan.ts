@@ -43,6 +43,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   const safeBoundaryResumeEnabled = safeBoundaryResumeFromEnv()
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
+    filesDir: workspace.filesDir,
     stores: workspace.stores,
     // Planning never calls a model.
     providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),

@@ -26,12 +26,13 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
   if (prompt.trim() === '') throw new BadInputError('The prompt is empty.')
   const choice = await requireProviderChoice(flags)
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
-  const { dataDir, stores, note, verbose } = await openDataDir(globals, 'write')
+  const { dataDir, filesDir, stores, note, verbose } = await openDataDir(globals, 'write')
   const style = styleForStdout()
   const json = flags.json === true
   const narrator = makeEventNarrator({ fullText: json })
   const { runtime } = composeRuntime({
     dataDir: dataDir.path,
+    filesDir,
     stores,
     providerFor: providerForRuns(choice, { turn: DEMO_SCRIPT, continuation: [] }),
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
