@@ -104,9 +104,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       ...plannerDeps,
       store: {
         ...storePort,
-        foldLedger: (sessionId, runId, onEvent) =>
+        foldLedger: (sessionId, runId, onEvent, options) =>
           pipe(
-            deps.stores.events.fold(sessionId, runId, onEvent),
+            deps.stores.events.fold(sessionId, runId, onEvent, options),
             TE.map((scan) => {
               scans.set(runId, scan)
               return scan
