@@ -61,13 +61,13 @@ export const verboseSink = (
 })
 
 /**
- * Whether runs write the tool journal, from the environment (host only). For now the journal is
- * written only when `MAKA_RUNTIME_TOOL_JOURNAL=1`; `0` (the spec's switch for mixed fleets) and
- * unset keep Phase 1's writes (decision 138).
+ * Whether runs write the tool journal, from the environment (host only): on unless
+ * `MAKA_RUNTIME_TOOL_JOURNAL=0`, the switch for fleets whose older binaries share a store. A run
+ * writes it only with the resume flag on and a durable store as well.
  * @category guards
  */
 export const toolJournalFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean =>
-  env['MAKA_RUNTIME_TOOL_JOURNAL'] === '1'
+  env['MAKA_RUNTIME_TOOL_JOURNAL'] !== '0'
 
 /**
  * Builds the runtime a command runs on.

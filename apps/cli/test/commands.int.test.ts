@@ -156,11 +156,14 @@ describe('maka commands', { timeout: 120_000 }, () => {
       const [run] = detail.runs
       expect(detail.roots).toEqual([run?.runId])
       expect(run?.kind).toBe('turn')
+      // With the flag on, a turn writes the tool journal: a dispatch row before each tool runs.
       expect(run?.timeline.map((e) => e['kind'])).toEqual([
         'text',
         'function_call',
+        'tool_dispatch',
         'function_response',
         'function_call',
+        'tool_dispatch',
         'function_response',
         'text',
         'terminal',

@@ -99,7 +99,8 @@ describe('maka with an openai-compatible endpoint', () => {
       expect(result.code, result.stderr).toBe(0)
       const { rows } = await onlyRun(dataDir, 't')
       const kinds = rows.map((r) => (r['content'] as { kind?: string } | undefined)?.kind ?? null)
-      expect(kinds).toEqual(['text', 'function_call', 'function_response', 'text', null])
+      // With the flag on, the turn writes the tool journal: the dispatch row has no content.
+      expect(kinds).toEqual(['text', 'function_call', null, 'function_response', 'text', null])
       expect(messagesOf(double.requests[1]).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool'])
     })
   })
