@@ -192,10 +192,10 @@ describe('unsettledOperations', () => {
       })
     }
 
-    it('is unsettled by default, the safe side', async () => {
+    it('is unsettled by default, the safe side, naming its operation for the planner', async () => {
       ;(await (await givenSupervised()).whenInspecting()).thenUnsettled([
         { kind: 'shell_run', id: 'sh-bg' },
-        { kind: 'shell_run', id: 'sh-fg' },
+        { kind: 'shell_run', id: 'sh-fg', operationId: 'run-1-o3' },
       ])
     })
 
@@ -206,7 +206,7 @@ describe('unsettledOperations', () => {
       ])
       ;(await session.whenInspecting({ openOperationIds: ['run-1-o4'] })).thenUnsettled([
         { kind: 'shell_run', id: 'sh-bg' },
-        { kind: 'shell_run', id: 'sh-fg' },
+        { kind: 'shell_run', id: 'sh-fg', operationId: 'run-1-o3' },
       ])
     })
   })

@@ -229,3 +229,24 @@ describe('the prefix digest a link records', () => {
       .thenDetail('runtime_ledger_unreadable', { reason: 'continuation_start_missing' })
   })
 })
+
+describe('gate 8 and a supervised command', () => {
+  const running = (operationId: string) => ({
+    ...journalFacts,
+    backgroundOperationsSettled: false,
+    unsettledOperations: [{ kind: 'shell_run' as const, id: 'sh-1', operationId }],
+  })
+  const events = () => protocolRun('shell', { command: 'make' }, (l, call) => [l.dispatch(call, 'reattach')])
+
+  it('leaves the command of an open operation to its observation', () => {
+    givenLedger(events(), operationFacts({ currentMode: 'reattach', observation: 'running' }))
+      .whenPlanning(running('run-1-o2'))
+      .thenParks(['tool_still_running'])
+  })
+
+  it('still parks on a command whose operation is not open in this chain', () => {
+    givenLedger(events(), operationFacts({ currentMode: 'reattach', observation: 'running' }))
+      .whenPlanning(running('run-9-o2'))
+      .thenParks(['tool_still_running', 'background_operation_pending'])
+  })
+})
