@@ -46,7 +46,11 @@ describe('maka demo', () => {
       })
 
       const continuationRows = await ledgerRows(demo.dataDir, demo.sessionId, String(continuation?.['runId']))
-      expect(continuationRows[0]?.['actions']).toEqual({ stateDelta: { continuationStart: true } })
+      // The continuation keeps the tool journal: its start row carries the protocol marker.
+      expect(continuationRows[0]?.['actions']).toEqual({
+        stateDelta: { continuationStart: true },
+        runtimeProtocol: { toolBoundary: 't1_after_preflight_v1' },
+      })
       // No user message: the only user-role rows are permission decisions, never text.
       expect(continuationRows.filter((r) => r['role'] === 'user' && r['content'] !== undefined)).toEqual([])
       const writes = [...sourceRows, ...continuationRows].filter((r) => {
@@ -70,10 +74,28 @@ describe('maka demo', () => {
     })
   })
 
-  describe('when killed after a function call', () => {
-    it('parks with dangling_tool_state, prints every sentence, creates no continuation and exits 0', async () => {
+  describe('when killed after a function call, with the tool journal (the default)', () => {
+    it('continues by running the call that never started, once, and exits 0', async () => {
       const { dataDir } = await scratch()
       const result = await runCli(['demo', '--at', 'after_function_call', '--data-dir', dataDir])
+      expect(result.code).toBe(0)
+      const workspace = /^workspace\s+(\S+)$/m.exec(result.stdout)?.[1]
+      if (workspace !== undefined) removeLater(dirname(workspace))
+      expect(result.stdout).toContain('the tool journal proves the interrupted call never started')
+      expect(result.stdout).toContain('the call that never started was run again, once')
+      expect(result.stdout).toContain('notes.txt written exactly once')
+      const [sessionId] = await readdir(join(dataDir, 'sessions'))
+      const headers = await runHeaders(dataDir, String(sessionId))
+      expect(headers.map((h) => h['status']).sort()).toEqual(['completed', 'failed'])
+    })
+  })
+
+  describe('when killed after a function call, without the tool journal', () => {
+    it('parks with dangling_tool_state, prints every sentence, creates no continuation and exits 0', async () => {
+      const { dataDir } = await scratch()
+      const result = await runCli(['demo', '--at', 'after_function_call', '--data-dir', dataDir], {
+        env: { MAKA_RUNTIME_TOOL_JOURNAL: '0' },
+      })
       expect(result.code).toBe(0)
       const workspace = /^workspace\s+(\S+)$/m.exec(result.stdout)?.[1]
       if (workspace !== undefined) removeLater(dirname(workspace))
@@ -93,7 +115,10 @@ describe('maka demo', () => {
           ? await readdir(join(dataDir, 'sessions', String(sessionId), 'claims'))
           : [],
       ).toEqual([])
-      const plan = await runCli(['resume', 'plan', '--data-dir', dataDir, '--json'], { flag: true })
+      const plan = await runCli(['resume', 'plan', '--data-dir', dataDir, '--json'], {
+        flag: true,
+        env: { MAKA_RUNTIME_TOOL_JOURNAL: '0' },
+      })
       expect(plan.code).toBe(3)
       expect(json<{ rejectionReasons: ReadonlyArray<string> }>(plan).rejectionReasons).toContain('dangling_tool_state')
     })

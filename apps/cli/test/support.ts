@@ -35,14 +35,21 @@ export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
 /** Runs `node dist/bin.cjs …args`, optionally in another cwd or as another user. */
 export const runCli = (
   args: ReadonlyArray<string>,
-  options: { readonly flag?: boolean; readonly cwd?: string; readonly uid?: number; readonly gid?: number } = {},
+  options: {
+    readonly flag?: boolean
+    readonly cwd?: string
+    readonly uid?: number
+    readonly gid?: number
+    /** More environment (e.g. `MAKA_RUNTIME_TOOL_JOURNAL=0`). */
+    readonly env?: NodeJS.ProcessEnv
+  } = {},
 ): Promise<CliResult> =>
   new Promise((done) => {
     execFile(
       process.execPath,
       [CLI, ...args],
       {
-        env: cliEnv(options.flag === true),
+        env: { ...cliEnv(options.flag === true), ...options.env },
         timeout: 45_000,
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         ...(options.uid === undefined ? {} : { uid: options.uid }),

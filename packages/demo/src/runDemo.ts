@@ -2,8 +2,9 @@
  * The demo's scenario: the main job end to end, in a scratch data dir and workspace. A child process
  * runs a scripted turn and is killed with SIGKILL at a crash point; then this process runs startup
  * recovery, plans the latest safe boundary, executes the continuation (its scripted model gets the
- * steps the crashed turn never reached) and reads the lineage. With `after_function_call` the plan
- * parks with `dangling_tool_state` and nothing is executed. Each step says what the contract
+ * steps the crashed turn never reached) and reads the lineage. With `after_function_call` a run that
+ * keeps the tool journal continues by running the call again (its tool never started, which the
+ * journal proves); a run without it parks with `dangling_tool_state` and nothing is executed. Each step says what the contract
  * expects and whether it happened. The host starts the child, builds the runtime and renders what
  * the steps report; it decides nothing here.
  */
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import * as E from 'fp-ts/lib/Either.js'
-import type { AgentRun, RuntimeEvent } from '@maka/events'
+import { type AgentRun, type RuntimeEvent, isProtocolMarked } from '@maka/events'
 import {
   type ContinuationResult,
   type FileRuntime,
@@ -365,6 +366,8 @@ export const runDemo = async <S>(options: DemoOptions, host: DemoHost<S>): Promi
   host.onStart?.({ dataDir, workspace, sessionId })
 
   let plan: ContinuationPlan | null = null
+  // The crashed run kept the tool journal (its row 1 carries the marker).
+  let journaled = false
   let result: ContinuationResult | null = null
   let sourceRunId: string | null = null
   let lineage: Lineage | null = null
@@ -397,6 +400,7 @@ export const runDemo = async <S>(options: DemoOptions, host: DemoHost<S>): Promi
     })
     const killedHeader = sourceRunId === null ? null : await readHeader(stores, sessionId, sourceRunId)
     const killedLedger = sourceRunId === null ? null : await readEvents(stores, sessionId, sourceRunId)
+    journaled = killedLedger !== null && isProtocolMarked(killedLedger.events[0])
     if (killedLedger !== null) {
       remaining = remainingSteps(script, killedLedger.events)
       note(
@@ -436,13 +440,18 @@ export const runDemo = async <S>(options: DemoOptions, host: DemoHost<S>): Promi
     plan = await runtime.plan({ sessionId })
     detail({ kind: 'plan', plan })
     const expectContinue = at === 'after_tool_response'
+    const reissues = (plan.continuation?.settlementPlan ?? []).filter((entry) => entry.action === 'reissue')
     end(
       expectContinue
         ? plan.disposition === 'continue'
-        : plan.disposition === 'park' && plan.rejectionReasons.includes('dangling_tool_state'),
+        : journaled
+          ? plan.disposition === 'continue' && reissues.length === 1
+          : plan.disposition === 'park' && plan.rejectionReasons.includes('dangling_tool_state'),
       expectContinue
         ? 'continue: every tool call of the interrupted turn has a committed result'
-        : 'park with dangling_tool_state: the interrupted tool call may or may not have taken effect',
+        : journaled
+          ? 'continue: the tool journal proves the interrupted call never started, so it is run again first'
+          : 'park with dangling_tool_state: the interrupted tool call may or may not have taken effect',
     )
 
     if (plan.disposition === 'continue') {

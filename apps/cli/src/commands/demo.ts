@@ -176,7 +176,9 @@ export const demo = async (flags: DemoFlags, globals: GlobalFlags): Promise<Exit
       failed === undefined
         ? style.green(
             flags.at === 'after_function_call'
-              ? 'Every step behaved as the contract says: the unsafe boundary was parked, not resumed.'
+              ? report.plan?.disposition === 'park'
+                ? 'Every step behaved as the contract says: the unsafe boundary was parked, not resumed.'
+                : 'Every step behaved as the contract says: the call that never started was run again, once.'
               : 'Every step behaved as the contract says.',
           )
         : style.red(`Step ${failed.n} did not behave as the contract says.`),
