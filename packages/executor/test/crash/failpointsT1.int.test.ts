@@ -10,7 +10,6 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   CommittedPrefixT1,
@@ -217,6 +216,7 @@ describe('the protocol failpoint harness (FAILPOINTS_T1)', () => {
   describe.concurrent('when a writer is killed after committing a failpoint’s protocol prefix', () => {
     it.for(FAILPOINTS_T1.map((failpoint): [string, FailpointT1] => [failpoint.id, failpoint]))(
       '%s: every mode, verdict and observation plans as the table says, twice, without changing a byte',
+      { timeout: CHILD_PROCESS_TEST_TIMEOUT_MS },
       async ([, failpoint], { expect }) => {
         const world = await makeWorld(`failpoint-${failpoint.id}`)
         const count = CommittedPrefixT1[failpoint.prefix]
@@ -320,7 +320,6 @@ describe('the protocol failpoint harness (FAILPOINTS_T1)', () => {
           expect(again.digest).toBe(scan.digest)
         }
       },
-      CHILD_PROCESS_TEST_TIMEOUT_MS,
     )
   })
 })
