@@ -1,0 +1,327 @@
+/**
+ * The SIGKILL matrix of the tool journal over the three stores (Phase 2, spec §10): a child runs a
+ * protocol turn over the BUILT runtime on JSONL, SQLite or PostgreSQL and is killed at a journal
+ * boundary — K1 the call committed, K2 the permission request committed (ask mode; the continuation
+ * asks again, answered allow and deny), K3 the dispatch committed, K4 the effect done but its
+ * response not, K6 the response committed — for `read_file`, `write_file` and two test-only tools:
+ * `keyed_append` (idempotent, a keyed effect log) and `append_log` (never_auto_retry, an effect log).
+ * A restarted host recovers, plans twice (equal plans) and its decision is `FAILPOINTS_T1`'s for the
+ * tool's mode; a plan that continues runs to the end with a model that makes no new call. Then: the
+ * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
+ * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
+ * legacy run holds a dispatch row.
+ */
+import { fileURLToPath } from 'node:url'
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import {
+  FAILPOINTS_T1,
+  type FailpointPlanT1,
+  type RecoveryMode,
+  type RuntimeEvent,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
+} from '@maka/events'
+import { openPostgresStores } from '@maka/store-postgres'
+import { openSqliteStores } from '@maka/store-sqlite'
+import type { StorePorts } from '@maka/stores'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CrashPoint } from '../../src/index.js'
+import {
+  CHILD_PROCESS_TEST_TIMEOUT_MS,
+  type StoreChoice,
+  type World,
+  exists,
+  killAllChildren,
+  makeWorld,
+  removeWorlds,
+  restartedRuntime,
+  runDigests,
+  spawnAgentChild,
+  childBase,
+  valueUnsafe,
+} from './fixtures/agentChild.js'
+import { EFFECT_LOG, KEYED_LOG } from './fixtures/testTools.mjs'
+
+// -------------------------------------------------------------------------------------
+// the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
+// -------------------------------------------------------------------------------------
+
+const SCRATCH = fileURLToPath(new URL('../../../../scripts/scratch-postgres.mjs', import.meta.url))
+interface Cluster {
+  readonly url: string
+  readonly stop: () => void
+}
+let cluster: Cluster | undefined
+const opened: Array<StorePorts> = []
+
+beforeAll(async () => {
+  const script = (await import(SCRATCH)) as {
+    readonly startScratchPostgres: (o: { readonly fsync: boolean }) => Promise<Cluster>
+  }
+  cluster = await script.startScratchPostgres({ fsync: false })
+}, 120_000)
+
+afterAll(async () => {
+  killAllChildren()
+  for (const stores of opened.splice(0)) await stores.close?.()
+  cluster?.stop()
+  await removeWorlds()
+})
+
+// -------------------------------------------------------------------------------------
+// the cases
+// -------------------------------------------------------------------------------------
+
+type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
+type ToolName = 'read_file' | 'write_file' | 'keyed_append' | 'append_log'
+type KillPoint = CrashPoint | 'after_tool_side_effect'
+
+const MODE_OF: Readonly<Record<ToolName, RecoveryMode>> = {
+  read_file: 'replay_safe',
+  write_file: 'reconcile',
+  keyed_append: 'idempotent',
+  append_log: 'never_auto_retry',
+}
+
+const ARGS_OF: Readonly<Record<ToolName, Record<string, unknown>>> = {
+  read_file: { path: 'notes.txt' },
+  write_file: { path: 'notes.txt', content: 'new' },
+  keyed_append: { line: 'one' },
+  append_log: { line: 'one' },
+}
+
+// Which failpoint of the table a kill point leaves behind, and what write_file's probe then finds
+// (the file still holds its old bytes before the effect, the new ones after it).
+const FAILPOINT_OF: Readonly<Record<string, { readonly id: string; readonly verdict?: 'applied' | 'not_applied' }>> = {
+  after_function_call: { id: 'P1' },
+  after_permission_request_committed: { id: 'P1' },
+  after_tool_dispatch_committed: { id: 'P2', verdict: 'not_applied' },
+  after_tool_side_effect: { id: 'P4', verdict: 'applied' },
+  after_tool_response: { id: 'P5' },
+}
+
+const expectedPlan = (tool: ToolName, point: KillPoint): FailpointPlanT1 => {
+  const at = FAILPOINT_OF[point]!
+  const failpoint = FAILPOINTS_T1.find((f) => f.id === at.id)!
+  const mode = MODE_OF[tool] as Exclude<RecoveryMode, 'reattach'>
+  const cell = failpoint.decision.plan[mode]
+  return 'disposition' in cell ? cell : cell[at.verdict!]
+}
+
+interface Case {
+  readonly store: StoreKind
+  readonly tool: ToolName
+  readonly point: KillPoint
+  /** K2: the continuation's answer under `ask`. */
+  readonly answer?: 'allow' | 'deny'
+  /** A run with the journal off (Phase 1): it parks and holds no dispatch row. */
+  readonly legacy?: boolean
+}
+
+const K1_K3_K4_K6: ReadonlyArray<KillPoint> = [
+  'after_function_call',
+  'after_tool_dispatch_committed',
+  'after_tool_side_effect',
+  'after_tool_response',
+]
+const product = (
+  store: StoreKind,
+  tools: ReadonlyArray<ToolName>,
+  points: ReadonlyArray<KillPoint> = K1_K3_K4_K6,
+): Array<Case> => tools.flatMap((tool) => points.map((point) => ({ store, tool, point })))
+const k2 = (store: StoreKind): Array<Case> =>
+  (['allow', 'deny'] as const).map((answer) => ({
+    store,
+    tool: 'append_log',
+    point: 'after_permission_request_committed',
+    answer,
+  }))
+
+// journal-sigkill.int.test.ts covers read_file and write_file on JSONL.
+const CASES: ReadonlyArray<Case> = [
+  ...product('jsonl', ['keyed_append', 'append_log']),
+  ...k2('jsonl'),
+  ...product('sqlite', ['read_file', 'write_file', 'keyed_append', 'append_log']),
+  ...k2('sqlite'),
+  { store: 'sqlite', tool: 'append_log', point: 'after_function_call', legacy: true },
+  ...product('postgres', ['keyed_append', 'append_log']),
+]
+
+// -------------------------------------------------------------------------------------
+// reading the world
+// -------------------------------------------------------------------------------------
+
+const storeChoiceOf = (store: StoreKind, world: World): StoreChoice | undefined =>
+  store === 'sqlite'
+    ? { kind: 'sqlite', file: world.path('maka.sqlite') }
+    : store === 'postgres'
+      ? { kind: 'postgres', url: cluster!.url }
+      : undefined
+
+const openParentStores = (choice: StoreChoice | undefined): StorePorts | undefined => {
+  if (choice === undefined) return undefined
+  const stores =
+    choice.kind === 'sqlite' ? openSqliteStores(choice.file) : openPostgresStores(choice.url, { assumeDurable: true })
+  opened.push(stores)
+  return stores
+}
+
+const lines = async (path: string): Promise<ReadonlyArray<string>> =>
+  (await exists(path)) ? (await readFile(path, 'utf8')).split('\n').filter((line) => line !== '') : []
+
+const runIdsOf = async (stores: StorePorts, sessionId: string): Promise<ReadonlyArray<string>> =>
+  (await valueUnsafe(stores.runs.list(sessionId))).map((entry) => entry.runId)
+
+// What must never change in a source run: its header and its committed rows as stored.
+const fingerprint = async (stores: StorePorts, world: World, store: StoreKind, runId: string) => {
+  const header = await valueUnsafe(stores.runs.read(world.sessionId, runId))
+  const scan = await valueUnsafe(stores.events.fold(world.sessionId, runId, () => undefined))
+  return {
+    header,
+    digest: scan.digest,
+    highWater: scan.highWater,
+    files: store === 'jsonl' ? await runDigests(world, runId) : null,
+  }
+}
+
+const isProtocolRun = (events: ReadonlyArray<RuntimeEvent>): boolean =>
+  events[0]?.actions?.runtimeProtocol !== undefined
+
+// -------------------------------------------------------------------------------------
+// the matrix
+// -------------------------------------------------------------------------------------
+
+const nameOf = (c: Case) =>
+  `${c.store}: ${c.tool} killed at ${c.point}${c.answer === undefined ? '' : ` (answered ${c.answer})`}${c.legacy === true ? ' (journal off)' : ''}`
+
+describe('the tool journal’s SIGKILL matrix on every store', () => {
+  it.each(CASES.map((c) => [nameOf(c), c] as const))(
+    '%s',
+    async (_name, c) => {
+      const journal = c.legacy !== true
+      const world = await makeWorld(`m-${c.store}-${c.tool}-${c.point}-${c.answer ?? ''}${journal ? '' : 'legacy'}`)
+      const store = storeChoiceOf(c.store, world)
+      const markerPath = world.path('turn.marker')
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath,
+        journal,
+        testTools: true,
+        turnScript: [{ toolCall: { name: c.tool, args: ARGS_OF[c.tool] } }, { text: 'Done.' }],
+        ...(c.point === 'after_tool_side_effect' ? { hangAfterEffect: true } : { crashPoint: c.point }),
+        ...(store === undefined ? {} : { store }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
+      })
+      await child.line(`at:${c.point}`)
+      expect(await child.kill()).toBe('SIGKILL')
+      expect(await exists(markerPath)).toBe(false)
+
+      const host = restartedRuntime(world, {
+        journal,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        ...(store === undefined ? {} : { stores: openParentStores(store)! }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const, permissionAnswer: c.answer }),
+      })
+      const { stores, runtime } = host
+      await runtime.recover({ sessionIds: [world.sessionId] })
+      const runIds = await runIdsOf(stores, world.sessionId)
+      expect(runIds).toHaveLength(1)
+      const sourceRunId = runIds[0]!
+      const before = await fingerprint(stores, world, c.store, sourceRunId)
+
+      const first = await runtime.plan({ sessionId: world.sessionId })
+      const second = await runtime.plan({ sessionId: world.sessionId })
+      const { continuation: c1, ...p1 } = first
+      const { continuation: c2, ...p2 } = second
+      expect(p2).toEqual(p1)
+      expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+
+      const operationId = `${sourceRunId}-o2`
+      if (!journal) {
+        // Phase 1: the call parks as it always did.
+        expect(first.rejectionReasons).toEqual(['dangling_tool_state'])
+      } else {
+        const expected = expectedPlan(c.tool, c.point)
+        expect(first.disposition).toBe(expected.disposition)
+        if (expected.disposition === 'park') {
+          expect(first.rejectionReasons).toEqual([expected.reason])
+        } else {
+          expect(c1?.settlementPlan?.map((entry) => [entry.operationId, entry.action])).toEqual(
+            expected.action === null ? undefined : [[operationId, expected.action]],
+          )
+        }
+      }
+
+      let continuationRunId: string | null = null
+      if (first.disposition === 'continue') {
+        const result = await runtime.execute(first)
+        expect(result).toMatchObject({ _tag: 'Finished', status: 'completed' })
+        continuationRunId = c1!.runId
+        if (c.answer !== undefined) {
+          // The continuation asked again, under its own request id.
+          const callId = c1!.settlementPlan![0]!.toolCallId
+          expect(host.questions).toEqual([`perm-${callId}-r1`])
+        }
+      }
+
+      // Every run of the session, oldest first, as stored.
+      const ledgers = new Map<string, ReadonlyArray<RuntimeEvent>>()
+      for (const runId of await runIdsOf(stores, world.sessionId)) {
+        ledgers.set(runId, (await valueUnsafe(stores.events.read(world.sessionId, runId))).events)
+      }
+      const source = ledgers.get(sourceRunId)!
+      const continuation = continuationRunId === null ? [] : ledgers.get(continuationRunId)!
+      const history = [...source, ...continuation]
+
+      // The scripted model made no new call: the continuation holds no function_call row.
+      expect(continuation.filter(isFunctionCallEvent)).toEqual([])
+      // No dispatch row in a legacy run; a protocol run's dispatches of the operation count 1..n.
+      for (const events of ledgers.values()) {
+        if (!isProtocolRun(events)) expect(events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+      }
+      expect(isProtocolRun(source)).toBe(journal)
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual(attempts.map((_, index) => index + 1))
+      // Exactly one response per call of the history once the plan continued, none while it parks.
+      const responses = history.filter(isFunctionResponseEvent)
+      const callIds = history.filter(isFunctionCallEvent).map((e) => e.content.id)
+      expect(callIds).toHaveLength(1)
+      expect(responses.map((e) => e.content.id)).toEqual(first.disposition === 'continue' ? callIds : [])
+      if (journal && responses[0] !== undefined) {
+        expect(responses[0].refs?.operationId).toBe(operationId)
+      }
+
+      // The effects.
+      const effects = await lines(join(world.workspaceDir, EFFECT_LOG))
+      const keyed = await lines(join(world.workspaceDir, KEYED_LOG))
+      const notes = await readFile(join(world.workspaceDir, 'notes.txt'), 'utf8')
+      const refused = c.answer === 'deny'
+      if (refused) {
+        expect(responses[0]?.content.isError).toBe(true)
+        expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('pre_t1_synthetic')
+      }
+      const ran = first.disposition === 'continue' && !refused
+      // never_auto_retry: at most once; exactly once when it answered, or when it parked after its effect.
+      const naExpected =
+        c.tool !== 'append_log'
+          ? 0
+          : ran || (c.point === 'after_tool_side_effect' && first.disposition === 'park')
+            ? 1
+            : 0
+      expect(effects).toHaveLength(naExpected)
+      // idempotent: once, under the operation's key, however many attempts ran.
+      expect(keyed).toEqual(c.tool === 'keyed_append' ? [`maka:${operationId}`] : [])
+      expect(notes).toBe(c.tool === 'write_file' ? 'new' : 'hello\n')
+
+      // The source was never written after recovery.
+      expect(await fingerprint(stores, world, c.store, sourceRunId)).toEqual(before)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
