@@ -325,3 +325,147 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
 })
+
+// -------------------------------------------------------------------------------------
+// K8–K9: kills inside a continuation
+// -------------------------------------------------------------------------------------
+
+describe('a continuation killed while it settles (K8, K9)', () => {
+  // A keyed_append turn killed after its dispatch (attempt 1, no effect), recovered.
+  const dispatchedSource = async (store: StoreKind, name: string) => {
+    const world = await makeWorld(name)
+    const choice = storeChoiceOf(store, world)
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'turn',
+      markerPath: world.path('turn.marker'),
+      journal: true,
+      testTools: true,
+      crashPoint: 'after_tool_dispatch_committed',
+      turnScript: [{ toolCall: { name: 'keyed_append', args: ARGS_OF.keyed_append } }, { text: 'Done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line('at:after_tool_dispatch_committed')
+    expect(await child.kill()).toBe('SIGKILL')
+    const host = restartedRuntime(world, {
+      journal: true,
+      testTools: true,
+      continuationSteps: [{ text: 'All done.' }],
+      ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+    })
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+    return { world, choice, host, sourceRunId: sourceRunId!, operationId: `${sourceRunId!}-o2` }
+  }
+
+  // A resumer child (recover, plan, execute) killed at `point` of its continuation.
+  const killContinuationAt = async (
+    world: World,
+    choice: StoreChoice | undefined,
+    point: CrashPoint,
+    sourceRunId: string,
+    n: number,
+  ) => {
+    const markerPath = world.path(`resume-${n}.marker`)
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'resume',
+      sourceRunId,
+      markerPath,
+      journal: true,
+      testTools: true,
+      crashPoint: point,
+      continuationSteps: [{ text: 'All done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line(`at:${point}`)
+    expect(await child.kill()).toBe('SIGKILL')
+    expect(await exists(markerPath)).toBe(false)
+  }
+
+  // Recovers, then plans twice: equal plans.
+  const recoverAndPlan = async (host: ReturnType<typeof restartedRuntime>, sessionId: string) => {
+    await host.runtime.recover({ sessionIds: [sessionId] })
+    const first = await host.runtime.plan({ sessionId })
+    const { continuation: c1, ...p1 } = first
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    return first
+  }
+
+  it(
+    'jsonl: K8 — killed after its start row three times, the 4th plan asks for a person (adoption budget 3)',
+    async () => {
+      const { world, choice, host, sourceRunId, operationId } = await dispatchedSource('jsonl', 'k8-jsonl')
+      const fingerprints = new Map([[sourceRunId, await fingerprint(host.stores, world, 'jsonl', sourceRunId)]])
+      for (let adoptions = 0; adoptions < 3; adoptions += 1) {
+        const plan = await recoverAndPlan(host, world.sessionId)
+        expect(plan.disposition).toBe('continue')
+        expect(plan.openToolOperations).toMatchObject([{ operationId, adoptions, action: 'reissue' }])
+        await killContinuationAt(world, choice, 'after_continuation_start_committed', plan.sourceRunId!, adoptions + 1)
+        await host.runtime.recover({ sessionIds: [world.sessionId] })
+        for (const runId of await runIdsOf(host.stores, world.sessionId)) {
+          if (!fingerprints.has(runId)) fingerprints.set(runId, await fingerprint(host.stores, world, 'jsonl', runId))
+        }
+      }
+      const fourth = await recoverAndPlan(host, world.sessionId)
+      expect(fourth.rejectionReasons).toEqual(['operator_decision_required'])
+      expect(fourth.openToolOperations).toMatchObject([
+        { operationId, adoptions: 3, action: null, reason: 'operator_decision_required' },
+      ])
+      // Three continuations each listed the operation and wrote nothing after their start row.
+      expect(fingerprints.size).toBe(4)
+      for (const [runId, before] of fingerprints) {
+        expect(await fingerprint(host.stores, world, 'jsonl', runId)).toEqual(before)
+        const events = (await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events
+        if (runId !== sourceRunId) {
+          expect(events[0]?.actions?.settlementPlan).toEqual([
+            { operationId, toolCallId: expect.any(String), action: 'reissue' },
+          ])
+          expect(events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+        }
+      }
+      // The keyed effect never ran: attempt 1 was killed before its implementation started.
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([])
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS * 2,
+  )
+
+  it.each(['jsonl', 'sqlite'] as const)(
+    '%s: K9 — killed after the reissue’s dispatch (attempt 2), the next continuation reissues attempt 3 and the key keeps one effect',
+    async (store) => {
+      const { world, choice, host, sourceRunId, operationId } = await dispatchedSource(store, `k9-${store}`)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      const first = await recoverAndPlan(host, world.sessionId)
+      expect(first.continuation?.settlementPlan?.map((e) => e.action)).toEqual(['reissue'])
+      await killContinuationAt(world, choice, 'after_tool_dispatch_committed', sourceRunId, 1)
+
+      const plan = await recoverAndPlan(host, world.sessionId)
+      expect(plan.disposition).toBe('continue')
+      expect(plan.openToolOperations).toMatchObject([
+        { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'idempotent', attempts: 2, adoptions: 1 },
+      ])
+      const interruptedRunId = plan.sourceRunId!
+      expect(interruptedRunId).not.toBe(sourceRunId)
+      const interrupted = await fingerprint(host.stores, world, store, interruptedRunId)
+      expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+
+      const history: Array<RuntimeEvent> = []
+      for (const runId of [sourceRunId, interruptedRunId, plan.continuation!.runId]) {
+        history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+      }
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual([1, 2, 3])
+      expect(history.filter(isFunctionResponseEvent).map((e) => e.actions?.toolOutcome?.settlementOrigin)).toEqual([
+        'reissue_t2',
+      ])
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+      expect(await fingerprint(host.stores, world, store, interruptedRunId)).toEqual(interrupted)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
