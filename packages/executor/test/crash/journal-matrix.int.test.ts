@@ -185,6 +185,15 @@ const fingerprint = async (stores: StorePorts, world: World, store: StoreKind, r
   }
 }
 
+// PostgreSQL releases a killed child's session lock once its server process sees the connection
+// drop; recovery leaves a session alone while its owner lives. Waits (generous ceiling) for that.
+const untilOwnerGone = async (stores: StorePorts, sessionId: string): Promise<void> => {
+  for (let waited = 0; (await valueUnsafe(stores.ownerLocks.read(sessionId))) !== null; waited += 1) {
+    if (waited > 1200) throw new Error('the killed child still owns the session')
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}
+
 const isProtocolRun = (events: ReadonlyArray<RuntimeEvent>): boolean =>
   events[0]?.actions?.runtimeProtocol !== undefined
 
@@ -226,6 +235,7 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
         ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const, permissionAnswer: c.answer }),
       })
       const { stores, runtime } = host
+      if (c.store === 'postgres') await untilOwnerGone(stores, world.sessionId)
       await runtime.recover({ sessionIds: [world.sessionId] })
       const runIds = await runIdsOf(stores, world.sessionId)
       expect(runIds).toHaveLength(1)
