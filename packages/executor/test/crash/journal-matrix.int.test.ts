@@ -9,10 +9,12 @@
  * tool's mode; a plan that continues runs to the end with a model that makes no new call. Then: the
  * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
  * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
- * legacy run holds a dispatch row.
+ * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
+ * adoption budget parks; K9 after a reissue's dispatch), and a foreground command that kills its agent
+ * and is settled from its files on SQLite and PostgreSQL (reattach).
  */
 import { fileURLToPath } from 'node:url'
-import { readFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   FAILPOINTS_T1,
@@ -475,6 +477,66 @@ describe('a continuation killed while it settles (K8, K9)', () => {
       expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
       expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
       expect(await fingerprint(host.stores, world, store, interruptedRunId)).toEqual(interrupted)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// reattach on the row stores
+// -------------------------------------------------------------------------------------
+
+describe('a foreground command that outlives its agent, on the row stores (reattach)', () => {
+  it.each(['sqlite', 'postgres'] as const)(
+    '%s: parks tool_still_running while it runs, then settles its output once it ended — never running it twice',
+    async (store) => {
+      const world = await makeWorld(`m-${store}-reattach`)
+      const choice = storeChoiceOf(store, world)!
+      const release = join(world.workspaceDir, 'release')
+      // The command kills its own agent, waits for the test to release it, then records one run.
+      const command = `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; echo ran >> runs.txt; echo finished`
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath: world.path('turn.marker'),
+        journal: true,
+        store: choice,
+        turnScript: [{ toolCall: { name: 'shell', args: { command } } }, { text: 'Done.' }],
+      })
+      expect((await child.exited).signal).toBe('SIGKILL')
+      expect(await exists(world.path('turn.marker'))).toBe(false)
+      const host = restartedRuntime(world, {
+        journal: true,
+        continuationSteps: [{ text: 'All done.' }],
+        stores: openParentStores(choice)!,
+      })
+      if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+      const before = await fingerprint(host.stores, world, store, sourceRunId!)
+      const running = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(running.rejectionReasons).toEqual(['tool_still_running'])
+      await writeFile(release, '')
+      // Wait (generous ceiling) until the command has ended and the plan settles it.
+      let settled = running
+      for (let i = 0; i < 600 && settled.disposition !== 'continue'; i += 1) {
+        await new Promise((done) => setTimeout(done, 50))
+        settled = await host.runtime.plan({ sessionId: world.sessionId })
+      }
+      const { continuation: c1, ...p1 } = settled
+      const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(p2).toEqual(p1)
+      expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+      expect(c1?.settlementPlan?.map((e) => e.action)).toEqual(['settle_reattached'])
+      expect(await host.runtime.execute(settled)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+      const ledger = await valueUnsafe(host.stores.events.read(world.sessionId, c1!.runId))
+      const responses = ledger.events.filter(isFunctionResponseEvent)
+      expect(responses).toHaveLength(1)
+      expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
+      expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('reattached')
+      expect(ledger.events.filter(isFunctionCallEvent)).toEqual([])
+      expect(await readFile(join(world.workspaceDir, 'runs.txt'), 'utf8')).toBe('ran\n')
+      expect(await fingerprint(host.stores, world, store, sourceRunId!)).toEqual(before)
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
