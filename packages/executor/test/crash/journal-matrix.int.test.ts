@@ -10,7 +10,7 @@
  * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
  * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
  * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
- * adoption budget parks; K9 after a reissue's dispatch), and a foreground command that kills its agent
+ * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground command that kills its agent
  * and is settled from its files on SQLite and PostgreSQL (reattach).
  */
 import { fileURLToPath } from 'node:url'
@@ -477,6 +477,80 @@ describe('a continuation killed while it settles (K8, K9)', () => {
       expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
       expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
       expect(await fingerprint(host.stores, world, store, interruptedRunId)).toEqual(interrupted)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+describe('a continuation killed after its settlement (K10)', () => {
+  it(
+    'jsonl: the next plan finds the operation settled in the killed continuation and only continues the model',
+    async () => {
+      const world = await makeWorld('k10-jsonl')
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath: world.path('turn.marker'),
+        journal: true,
+        testTools: true,
+        crashPoint: 'after_tool_dispatch_committed',
+        turnScript: [{ toolCall: { name: 'keyed_append', args: ARGS_OF.keyed_append } }, { text: 'Done.' }],
+      })
+      await child.line('at:after_tool_dispatch_committed')
+      expect(await child.kill()).toBe('SIGKILL')
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+      })
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+      const operationId = `${sourceRunId!}-o2`
+      const before = await fingerprint(host.stores, world, 'jsonl', sourceRunId!)
+
+      const resumer = spawnAgentChild({
+        ...childBase(world),
+        mode: 'resume',
+        sourceRunId: sourceRunId!,
+        markerPath: world.path('resume.marker'),
+        journal: true,
+        testTools: true,
+        crashPoint: 'after_settlement_committed',
+        continuationSteps: [{ text: 'All done.' }],
+      })
+      await resumer.line('at:after_settlement_committed')
+      expect(await resumer.kill()).toBe('SIGKILL')
+      expect(await exists(world.path('resume.marker'))).toBe(false)
+
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const plan = await host.runtime.plan({ sessionId: world.sessionId })
+      const { continuation: c1, ...p1 } = plan
+      const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(p2).toEqual(p1)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+      expect(plan.disposition).toBe('continue')
+      expect(plan.openToolOperations).toBeUndefined()
+      expect(c1?.settlementPlan).toBeUndefined()
+      const settledIn = plan.sourceRunId!
+      const killed = await fingerprint(host.stores, world, 'jsonl', settledIn)
+      expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+
+      const history: Array<RuntimeEvent> = []
+      for (const runId of [sourceRunId!, settledIn, c1!.runId]) {
+        history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+      }
+      expect(
+        history.flatMap((e) =>
+          e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+        ),
+      ).toEqual([1, 2])
+      expect(history.filter(isFunctionResponseEvent).map((e) => e.actions?.toolOutcome?.settlementOrigin)).toEqual([
+        'reissue_t2',
+      ])
+      expect(c1?.runtimeContext.filter(isFunctionResponseEvent)).toHaveLength(1)
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
+      expect(await fingerprint(host.stores, world, 'jsonl', sourceRunId!)).toEqual(before)
+      expect(await fingerprint(host.stores, world, 'jsonl', settledIn)).toEqual(killed)
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
