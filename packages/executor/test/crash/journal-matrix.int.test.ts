@@ -10,8 +10,8 @@
  * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
  * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
  * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
- * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground command that kills its agent
- * and is settled from its files on SQLite and PostgreSQL (reattach).
+ * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground
+ * command that kills its agent and is settled from its files on SQLite and PostgreSQL (reattach).
  */
 import { fileURLToPath } from 'node:url'
 import { readFile, writeFile } from 'node:fs/promises'
