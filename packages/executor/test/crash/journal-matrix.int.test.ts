@@ -259,6 +259,10 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
       } else {
         const expected = expectedPlan(c.tool, c.point)
         expect(first.disposition).toBe(expected.disposition)
+        if (c.point === 'after_permission_request_committed') {
+          // The request left pending at the crash is asked again, not parked on.
+          expect(first.diagnostics.map((d) => d.code)).toContain('permission_reasked')
+        }
         if (expected.disposition === 'park') {
           expect(first.rejectionReasons).toEqual([expected.reason])
         } else {
