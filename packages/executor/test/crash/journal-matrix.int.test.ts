@@ -3,7 +3,8 @@
  * protocol turn over the BUILT runtime on JSONL, SQLite or PostgreSQL and is killed at a journal
  * boundary — K1 the call committed, K2 the permission request committed (ask mode; the continuation
  * asks again, answered allow and deny), K3 the dispatch committed, K4 the effect done but its
- * response not, K6 the response committed — for `read_file`, `write_file` and two test-only tools:
+ * response not, K5 `write_file` in the middle of its effect (half written: the probe finds it diverged),
+ * K6 the response committed — for `read_file`, `write_file` and two test-only tools:
  * `keyed_append` (idempotent, a keyed effect log) and `append_log` (never_auto_retry, an effect log).
  * A restarted host recovers, plans twice (equal plans) and its decision is `FAILPOINTS_T1`'s for the
  * tool's mode; a plan that continues runs to the end with a model that makes no new call. Then: the
@@ -77,7 +78,7 @@ afterAll(async () => {
 
 type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
 type ToolName = 'read_file' | 'write_file' | 'keyed_append' | 'append_log'
-type KillPoint = CrashPoint | 'after_tool_side_effect'
+type KillPoint = CrashPoint | 'after_tool_side_effect' | 'mid_tool_effect'
 
 const MODE_OF: Readonly<Record<ToolName, RecoveryMode>> = {
   read_file: 'replay_safe',
@@ -94,11 +95,15 @@ const ARGS_OF: Readonly<Record<ToolName, Record<string, unknown>>> = {
 }
 
 // Which failpoint of the table a kill point leaves behind, and what write_file's probe then finds
-// (the file still holds its old bytes before the effect, the new ones after it).
-const FAILPOINT_OF: Readonly<Record<string, { readonly id: string; readonly verdict?: 'applied' | 'not_applied' }>> = {
+// (the file still holds its old bytes before the effect, half the new ones in its middle, the new
+// ones after it).
+const FAILPOINT_OF: Readonly<
+  Record<string, { readonly id: string; readonly verdict?: 'applied' | 'not_applied' | 'diverged' }>
+> = {
   after_function_call: { id: 'P1' },
   after_permission_request_committed: { id: 'P1' },
   after_tool_dispatch_committed: { id: 'P2', verdict: 'not_applied' },
+  mid_tool_effect: { id: 'P3', verdict: 'diverged' },
   after_tool_side_effect: { id: 'P4', verdict: 'applied' },
   after_tool_response: { id: 'P5' },
 }
@@ -147,6 +152,9 @@ const CASES: ReadonlyArray<Case> = [
   ...product('sqlite', ['read_file', 'write_file', 'keyed_append', 'append_log']),
   ...k2('sqlite'),
   { store: 'sqlite', tool: 'append_log', point: 'after_function_call', legacy: true },
+  // K5: write_file killed in the middle of its effect, the file truncated and half written.
+  { store: 'jsonl', tool: 'write_file', point: 'mid_tool_effect' },
+  { store: 'sqlite', tool: 'write_file', point: 'mid_tool_effect' },
   ...product('postgres', ['keyed_append', 'append_log']),
 ]
 
@@ -221,7 +229,11 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
         journal,
         testTools: true,
         turnScript: [{ toolCall: { name: c.tool, args: ARGS_OF[c.tool] } }, { text: 'Done.' }],
-        ...(c.point === 'after_tool_side_effect' ? { hangAfterEffect: true } : { crashPoint: c.point }),
+        ...(c.point === 'after_tool_side_effect'
+          ? { hangAfterEffect: true }
+          : c.point === 'mid_tool_effect'
+            ? { hangMidWrite: true }
+            : { crashPoint: c.point }),
         ...(store === undefined ? {} : { store }),
         ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
       })
@@ -333,7 +345,7 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
       expect(effects).toHaveLength(naExpected)
       // idempotent: once, under the operation's key, however many attempts ran.
       expect(keyed).toEqual(c.tool === 'keyed_append' ? [`maka:${operationId}`] : [])
-      expect(notes).toBe(c.tool === 'write_file' ? 'new' : 'hello\n')
+      expect(notes).toBe(c.tool !== 'write_file' ? 'hello\n' : c.point === 'mid_tool_effect' ? 'n' : 'new')
 
       // The source was never written after recovery.
       expect(await fingerprint(stores, world, c.store, sourceRunId)).toEqual(before)
