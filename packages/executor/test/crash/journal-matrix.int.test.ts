@@ -4,7 +4,7 @@
  * boundary — K1 the call committed, K2 the permission request committed (ask mode; the continuation
  * asks again, answered allow and deny), K3 the dispatch committed, K4 the effect done but its
  * response not, K5 `write_file` in the middle of its effect (half written: the probe finds it diverged),
- * K6 the response committed — for `read_file`, `write_file` and two test-only tools:
+ * K6 the response committed, K7 a torn dispatch row (JSONL) — for `read_file`, `write_file` and two test-only tools:
  * `keyed_append` (idempotent, a keyed effect log) and `append_log` (never_auto_retry, an effect log).
  * A restarted host recovers, plans twice (equal plans) and its decision is `FAILPOINTS_T1`'s for the
  * tool's mode; a plan that continues runs to the end with a model that makes no new call. Then: the
@@ -25,6 +25,7 @@ import {
   isFunctionCallEvent,
   isFunctionResponseEvent,
 } from '@maka/events'
+import { makeFileStores } from '@maka/store-jsonl'
 import { openPostgresStores } from '@maka/store-postgres'
 import { openSqliteStores } from '@maka/store-sqlite'
 import type { StorePorts } from '@maka/stores'
@@ -78,7 +79,7 @@ afterAll(async () => {
 
 type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
 type ToolName = 'read_file' | 'write_file' | 'keyed_append' | 'append_log'
-type KillPoint = CrashPoint | 'after_tool_side_effect' | 'mid_tool_effect'
+type KillPoint = CrashPoint | 'after_tool_side_effect' | 'mid_tool_effect' | 'torn_dispatch'
 
 const MODE_OF: Readonly<Record<ToolName, RecoveryMode>> = {
   read_file: 'replay_safe',
@@ -102,6 +103,8 @@ const FAILPOINT_OF: Readonly<
 > = {
   after_function_call: { id: 'P1' },
   after_permission_request_committed: { id: 'P1' },
+  // A torn dispatch row is not committed: the prefix is P1's.
+  torn_dispatch: { id: 'P1' },
   after_tool_dispatch_committed: { id: 'P2', verdict: 'not_applied' },
   mid_tool_effect: { id: 'P3', verdict: 'diverged' },
   after_tool_side_effect: { id: 'P4', verdict: 'applied' },
@@ -155,6 +158,9 @@ const CASES: ReadonlyArray<Case> = [
   // K5: write_file killed in the middle of its effect, the file truncated and half written.
   { store: 'jsonl', tool: 'write_file', point: 'mid_tool_effect' },
   { store: 'sqlite', tool: 'write_file', point: 'mid_tool_effect' },
+  // K7 (JSONL only): a proper prefix of the dispatch row written, then the writer killed.
+  { store: 'jsonl', tool: 'append_log', point: 'torn_dispatch' },
+  { store: 'jsonl', tool: 'write_file', point: 'torn_dispatch' },
   ...product('postgres', ['keyed_append', 'append_log']),
 ]
 
@@ -233,7 +239,9 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
           ? { hangAfterEffect: true }
           : c.point === 'mid_tool_effect'
             ? { hangMidWrite: true }
-            : { crashPoint: c.point }),
+            : c.point === 'torn_dispatch'
+              ? { tornDispatch: true }
+              : { crashPoint: c.point }),
         ...(store === undefined ? {} : { store }),
         ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
       })
@@ -241,6 +249,14 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
       expect(await child.kill()).toBe('SIGKILL')
       expect(await exists(markerPath)).toBe(false)
 
+      if (c.point === 'torn_dispatch') {
+        // The killed writer left a proper prefix of the dispatch row: a torn tail, not a committed row.
+        const files = makeFileStores(world.dataDir)
+        const [runId] = await runIdsOf(files, world.sessionId)
+        const read = await valueUnsafe(files.events.read(world.sessionId, runId!))
+        expect(read.tornTail).not.toBeNull()
+        expect(read.events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+      }
       const host = restartedRuntime(world, {
         journal,
         testTools: true,
