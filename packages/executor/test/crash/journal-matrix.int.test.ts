@@ -111,12 +111,12 @@ const FAILPOINT_OF: Readonly<
   after_tool_response: { id: 'P5' },
 }
 
+const failpointOf = (point: KillPoint) => FAILPOINTS_T1.find((f) => f.id === FAILPOINT_OF[point]!.id)!
+
 const expectedPlan = (tool: ToolName, point: KillPoint): FailpointPlanT1 => {
-  const at = FAILPOINT_OF[point]!
-  const failpoint = FAILPOINTS_T1.find((f) => f.id === at.id)!
   const mode = MODE_OF[tool] as Exclude<RecoveryMode, 'reattach'>
-  const cell = failpoint.decision.plan[mode]
-  return 'disposition' in cell ? cell : cell[at.verdict!]
+  const cell = failpointOf(point).decision.plan[mode]
+  return 'disposition' in cell ? cell : cell[FAILPOINT_OF[point]!.verdict!]
 }
 
 interface Case {
@@ -287,6 +287,10 @@ describe('the tool journal’s SIGKILL matrix on every store', () => {
       } else {
         const expected = expectedPlan(c.tool, c.point)
         expect(first.disposition).toBe(expected.disposition)
+        const status = failpointOf(c.point).decision.operationStatus
+        expect(first.openToolOperations?.map((op) => [op.operationId, op.status, op.recoveryMode])).toEqual(
+          status === 'none' || status === 'succeeded' ? undefined : [[operationId, status, MODE_OF[c.tool]]],
+        )
         if (c.point === 'after_permission_request_committed') {
           // The request left pending at the crash is asked again, not parked on.
           expect(first.diagnostics.map((d) => d.code)).toContain('permission_reasked')
