@@ -7,7 +7,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 120_000,
-    // Some tests run the built output under plain node: build it (and its references) first.
-    globalSetup: ['../../scripts/build-before-tests.mjs'],
+    // Some tests run the built output under plain node: build it (and its references) first, and the
+    // store adapters the SIGKILL matrix's children open.
+    globalSetup: ['../../scripts/build-before-tests.mjs', './test/crash/fixtures/build-store-adapters.mjs'],
   },
 })

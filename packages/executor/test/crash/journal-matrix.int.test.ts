@@ -1,0 +1,653 @@
+/**
+ * The SIGKILL matrix of the tool journal over the three stores (Phase 2, spec §10): a child runs a
+ * protocol turn over the BUILT runtime on JSONL, SQLite or PostgreSQL and is killed at a journal
+ * boundary — K1 the call committed, K2 the permission request committed (ask mode; the continuation
+ * asks again, answered allow and deny), K3 the dispatch committed, K4 the effect done but its
+ * response not, K5 `write_file` in the middle of its effect (half written: the probe finds it diverged),
+ * K6 the response committed, K7 a torn dispatch row (JSONL) — for `read_file`, `write_file` and two test-only tools:
+ * `keyed_append` (idempotent, a keyed effect log) and `append_log` (never_auto_retry, an effect log).
+ * A restarted host recovers, plans twice (equal plans) and its decision is `FAILPOINTS_T1`'s for the
+ * tool's mode; a plan that continues runs to the end with a model that makes no new call. Then: the
+ * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
+ * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
+ * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
+ * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground
+ * command that kills its agent and is settled from its files on SQLite and PostgreSQL (reattach).
+ */
+import { fileURLToPath } from 'node:url'
+import { readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import {
+  FAILPOINTS_T1,
+  type FailpointPlanT1,
+  type RecoveryMode,
+  type RuntimeEvent,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
+} from '@maka/events'
+import { makeFileStores } from '@maka/store-jsonl'
+import { openPostgresStores } from '@maka/store-postgres'
+import { openSqliteStores } from '@maka/store-sqlite'
+import type { StorePorts } from '@maka/stores'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { CrashPoint } from '../../src/index.js'
+import {
+  CHILD_PROCESS_TEST_TIMEOUT_MS,
+  type StoreChoice,
+  type World,
+  exists,
+  killAllChildren,
+  makeWorld,
+  removeWorlds,
+  restartedRuntime,
+  runDigests,
+  spawnAgentChild,
+  childBase,
+  valueUnsafe,
+} from './fixtures/agentChild.js'
+import { EFFECT_LOG, KEYED_LOG } from './fixtures/testTools.mjs'
+
+// -------------------------------------------------------------------------------------
+// the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
+// -------------------------------------------------------------------------------------
+
+const SCRATCH = fileURLToPath(new URL('../../../../scripts/scratch-postgres.mjs', import.meta.url))
+interface Cluster {
+  readonly url: string
+  readonly stop: () => void
+}
+let cluster: Cluster | undefined
+const opened: Array<StorePorts> = []
+
+beforeAll(async () => {
+  const script = (await import(SCRATCH)) as {
+    readonly startScratchPostgres: (o: { readonly fsync: boolean }) => Promise<Cluster>
+  }
+  cluster = await script.startScratchPostgres({ fsync: false })
+}, 120_000)
+
+afterAll(async () => {
+  killAllChildren()
+  for (const stores of opened.splice(0)) await stores.close?.()
+  cluster?.stop()
+  await removeWorlds()
+})
+
+// -------------------------------------------------------------------------------------
+// the cases
+// -------------------------------------------------------------------------------------
+
+type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
+type ToolName = 'read_file' | 'write_file' | 'keyed_append' | 'append_log'
+type KillPoint = CrashPoint | 'after_tool_side_effect' | 'mid_tool_effect' | 'torn_dispatch'
+
+const MODE_OF: Readonly<Record<ToolName, RecoveryMode>> = {
+  read_file: 'replay_safe',
+  write_file: 'reconcile',
+  keyed_append: 'idempotent',
+  append_log: 'never_auto_retry',
+}
+
+const ARGS_OF: Readonly<Record<ToolName, Record<string, unknown>>> = {
+  read_file: { path: 'notes.txt' },
+  write_file: { path: 'notes.txt', content: 'new' },
+  keyed_append: { line: 'one' },
+  append_log: { line: 'one' },
+}
+
+// Which failpoint of the table a kill point leaves behind, and what write_file's probe then finds
+// (the file still holds its old bytes before the effect, half the new ones in its middle, the new
+// ones after it).
+const FAILPOINT_OF: Readonly<
+  Record<string, { readonly id: string; readonly verdict?: 'applied' | 'not_applied' | 'diverged' }>
+> = {
+  after_function_call: { id: 'P1' },
+  after_permission_request_committed: { id: 'P1' },
+  // A torn dispatch row is not committed: the prefix is P1's.
+  torn_dispatch: { id: 'P1' },
+  after_tool_dispatch_committed: { id: 'P2', verdict: 'not_applied' },
+  mid_tool_effect: { id: 'P3', verdict: 'diverged' },
+  after_tool_side_effect: { id: 'P4', verdict: 'applied' },
+  after_tool_response: { id: 'P5' },
+}
+
+const failpointOf = (point: KillPoint) => FAILPOINTS_T1.find((f) => f.id === FAILPOINT_OF[point]!.id)!
+
+const expectedPlan = (tool: ToolName, point: KillPoint): FailpointPlanT1 => {
+  const mode = MODE_OF[tool] as Exclude<RecoveryMode, 'reattach'>
+  const cell = failpointOf(point).decision.plan[mode]
+  return 'disposition' in cell ? cell : cell[FAILPOINT_OF[point]!.verdict!]
+}
+
+interface Case {
+  readonly store: StoreKind
+  readonly tool: ToolName
+  readonly point: KillPoint
+  /** K2: the continuation's answer under `ask`. */
+  readonly answer?: 'allow' | 'deny'
+  /** A run with the journal off (Phase 1): it parks and holds no dispatch row. */
+  readonly legacy?: boolean
+}
+
+const K1_K3_K4_K6: ReadonlyArray<KillPoint> = [
+  'after_function_call',
+  'after_tool_dispatch_committed',
+  'after_tool_side_effect',
+  'after_tool_response',
+]
+const product = (
+  store: StoreKind,
+  tools: ReadonlyArray<ToolName>,
+  points: ReadonlyArray<KillPoint> = K1_K3_K4_K6,
+): Array<Case> => tools.flatMap((tool) => points.map((point) => ({ store, tool, point })))
+const k2 = (store: StoreKind): Array<Case> =>
+  (['allow', 'deny'] as const).map((answer) => ({
+    store,
+    tool: 'append_log',
+    point: 'after_permission_request_committed',
+    answer,
+  }))
+
+// journal-sigkill.int.test.ts covers read_file and write_file on JSONL.
+const CASES: ReadonlyArray<Case> = [
+  ...product('jsonl', ['keyed_append', 'append_log']),
+  ...k2('jsonl'),
+  ...product('sqlite', ['read_file', 'write_file', 'keyed_append', 'append_log']),
+  ...k2('sqlite'),
+  { store: 'sqlite', tool: 'append_log', point: 'after_function_call', legacy: true },
+  // K5: write_file killed in the middle of its effect, the file truncated and half written.
+  { store: 'jsonl', tool: 'write_file', point: 'mid_tool_effect' },
+  { store: 'sqlite', tool: 'write_file', point: 'mid_tool_effect' },
+  // K7 (JSONL only): a proper prefix of the dispatch row written, then the writer killed.
+  { store: 'jsonl', tool: 'append_log', point: 'torn_dispatch' },
+  { store: 'jsonl', tool: 'write_file', point: 'torn_dispatch' },
+  ...product('postgres', ['keyed_append', 'append_log']),
+]
+
+// -------------------------------------------------------------------------------------
+// reading the world
+// -------------------------------------------------------------------------------------
+
+const storeChoiceOf = (store: StoreKind, world: World): StoreChoice | undefined =>
+  store === 'sqlite'
+    ? { kind: 'sqlite', file: world.path('maka.sqlite') }
+    : store === 'postgres'
+      ? { kind: 'postgres', url: cluster!.url }
+      : undefined
+
+const openParentStores = (choice: StoreChoice | undefined): StorePorts | undefined => {
+  if (choice === undefined) return undefined
+  const stores =
+    choice.kind === 'sqlite' ? openSqliteStores(choice.file) : openPostgresStores(choice.url, { assumeDurable: true })
+  opened.push(stores)
+  return stores
+}
+
+const lines = async (path: string): Promise<ReadonlyArray<string>> =>
+  (await exists(path)) ? (await readFile(path, 'utf8')).split('\n').filter((line) => line !== '') : []
+
+const runIdsOf = async (stores: StorePorts, sessionId: string): Promise<ReadonlyArray<string>> =>
+  (await valueUnsafe(stores.runs.list(sessionId))).map((entry) => entry.runId)
+
+// What must never change in a source run: its header and its committed rows as stored.
+const fingerprint = async (stores: StorePorts, world: World, store: StoreKind, runId: string) => {
+  const header = await valueUnsafe(stores.runs.read(world.sessionId, runId))
+  const scan = await valueUnsafe(stores.events.fold(world.sessionId, runId, () => undefined))
+  return {
+    header,
+    digest: scan.digest,
+    highWater: scan.highWater,
+    files: store === 'jsonl' ? await runDigests(world, runId) : null,
+  }
+}
+
+// PostgreSQL releases a killed child's session lock once its server process sees the connection
+// drop; recovery leaves a session alone while its owner lives. Waits (generous ceiling) for that.
+const untilOwnerGone = async (stores: StorePorts, sessionId: string): Promise<void> => {
+  for (let waited = 0; (await valueUnsafe(stores.ownerLocks.read(sessionId))) !== null; waited += 1) {
+    if (waited > 1200) throw new Error('the killed child still owns the session')
+    await new Promise((done) => setTimeout(done, 50))
+  }
+}
+
+const isProtocolRun = (events: ReadonlyArray<RuntimeEvent>): boolean =>
+  events[0]?.actions?.runtimeProtocol !== undefined
+
+// -------------------------------------------------------------------------------------
+// the matrix
+// -------------------------------------------------------------------------------------
+
+const nameOf = (c: Case) =>
+  `${c.store}: ${c.tool} killed at ${c.point}${c.answer === undefined ? '' : ` (answered ${c.answer})`}${c.legacy === true ? ' (journal off)' : ''}`
+
+describe('the tool journal’s SIGKILL matrix on every store', () => {
+  it.each(CASES.map((c) => [nameOf(c), c] as const))(
+    '%s',
+    async (_name, c) => {
+      const journal = c.legacy !== true
+      const world = await makeWorld(`m-${c.store}-${c.tool}-${c.point}-${c.answer ?? ''}${journal ? '' : 'legacy'}`)
+      const store = storeChoiceOf(c.store, world)
+      const markerPath = world.path('turn.marker')
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath,
+        journal,
+        testTools: true,
+        turnScript: [{ toolCall: { name: c.tool, args: ARGS_OF[c.tool] } }, { text: 'Done.' }],
+        ...(c.point === 'after_tool_side_effect'
+          ? { hangAfterEffect: true }
+          : c.point === 'mid_tool_effect'
+            ? { hangMidWrite: true }
+            : c.point === 'torn_dispatch'
+              ? { tornDispatch: true }
+              : { crashPoint: c.point }),
+        ...(store === undefined ? {} : { store }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
+      })
+      await child.line(`at:${c.point}`)
+      expect(await child.kill()).toBe('SIGKILL')
+      expect(await exists(markerPath)).toBe(false)
+
+      if (c.point === 'torn_dispatch') {
+        // The killed writer left a proper prefix of the dispatch row: a torn tail, not a committed row.
+        const files = makeFileStores(world.dataDir)
+        const [runId] = await runIdsOf(files, world.sessionId)
+        const read = await valueUnsafe(files.events.read(world.sessionId, runId!))
+        expect(read.tornTail).not.toBeNull()
+        expect(read.events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+      }
+      const host = restartedRuntime(world, {
+        journal,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        ...(store === undefined ? {} : { stores: openParentStores(store)! }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const, permissionAnswer: c.answer }),
+      })
+      const { stores, runtime } = host
+      if (c.store === 'postgres') await untilOwnerGone(stores, world.sessionId)
+      await runtime.recover({ sessionIds: [world.sessionId] })
+      const runIds = await runIdsOf(stores, world.sessionId)
+      expect(runIds).toHaveLength(1)
+      const sourceRunId = runIds[0]!
+      const before = await fingerprint(stores, world, c.store, sourceRunId)
+
+      const first = await runtime.plan({ sessionId: world.sessionId })
+      const second = await runtime.plan({ sessionId: world.sessionId })
+      const { continuation: c1, ...p1 } = first
+      const { continuation: c2, ...p2 } = second
+      expect(p2).toEqual(p1)
+      expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+
+      const operationId = `${sourceRunId}-o2`
+      if (!journal) {
+        // Phase 1: the call parks as it always did.
+        expect(first.rejectionReasons).toEqual(['dangling_tool_state'])
+      } else {
+        const expected = expectedPlan(c.tool, c.point)
+        expect(first.disposition).toBe(expected.disposition)
+        const status = failpointOf(c.point).decision.operationStatus
+        expect(first.openToolOperations?.map((op) => [op.operationId, op.status, op.recoveryMode])).toEqual(
+          status === 'none' || status === 'succeeded' ? undefined : [[operationId, status, MODE_OF[c.tool]]],
+        )
+        if (c.point === 'after_permission_request_committed') {
+          // The request left pending at the crash is asked again, not parked on.
+          expect(first.diagnostics.map((d) => d.code)).toContain('permission_reasked')
+        }
+        if (expected.disposition === 'park') {
+          expect(first.rejectionReasons).toEqual([expected.reason])
+        } else {
+          expect(c1?.settlementPlan?.map((entry) => [entry.operationId, entry.action])).toEqual(
+            expected.action === null ? undefined : [[operationId, expected.action]],
+          )
+        }
+      }
+
+      let continuationRunId: string | null = null
+      if (first.disposition === 'continue') {
+        const result = await runtime.execute(first)
+        expect(result).toMatchObject({ _tag: 'Finished', status: 'completed' })
+        continuationRunId = c1!.runId
+        if (c.answer !== undefined) {
+          // The continuation asked again, under its own request id.
+          const callId = c1!.settlementPlan![0]!.toolCallId
+          expect(host.questions).toEqual([`perm-${callId}-r1`])
+        }
+      }
+
+      // Every run of the session, oldest first, as stored.
+      const ledgers = new Map<string, ReadonlyArray<RuntimeEvent>>()
+      for (const runId of await runIdsOf(stores, world.sessionId)) {
+        ledgers.set(runId, (await valueUnsafe(stores.events.read(world.sessionId, runId))).events)
+      }
+      const source = ledgers.get(sourceRunId)!
+      const continuation = continuationRunId === null ? [] : ledgers.get(continuationRunId)!
+      const history = [...source, ...continuation]
+
+      // The scripted model made no new call: the continuation holds no function_call row.
+      expect(continuation.filter(isFunctionCallEvent)).toEqual([])
+      // No dispatch row in a legacy run; a protocol run's dispatches of the operation count 1..n.
+      for (const events of ledgers.values()) {
+        if (!isProtocolRun(events)) expect(events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+      }
+      expect(isProtocolRun(source)).toBe(journal)
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual(attempts.map((_, index) => index + 1))
+      // Exactly one response per call of the history once the plan continued, none while it parks.
+      const responses = history.filter(isFunctionResponseEvent)
+      const callIds = history.filter(isFunctionCallEvent).map((e) => e.content.id)
+      expect(callIds).toHaveLength(1)
+      expect(responses.map((e) => e.content.id)).toEqual(first.disposition === 'continue' ? callIds : [])
+      if (journal && responses[0] !== undefined) {
+        expect(responses[0].refs?.operationId).toBe(operationId)
+      }
+
+      // The effects.
+      const effects = await lines(join(world.workspaceDir, EFFECT_LOG))
+      const keyed = await lines(join(world.workspaceDir, KEYED_LOG))
+      const notes = await readFile(join(world.workspaceDir, 'notes.txt'), 'utf8')
+      const refused = c.answer === 'deny'
+      if (refused) {
+        expect(responses[0]?.content.isError).toBe(true)
+        expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('pre_t1_synthetic')
+      }
+      const ran = first.disposition === 'continue' && !refused
+      // never_auto_retry: at most once; exactly once when it answered, or when it parked after its effect.
+      const naExpected =
+        c.tool !== 'append_log'
+          ? 0
+          : ran || (c.point === 'after_tool_side_effect' && first.disposition === 'park')
+            ? 1
+            : 0
+      expect(effects).toHaveLength(naExpected)
+      // idempotent: once, under the operation's key, however many attempts ran.
+      expect(keyed).toEqual(c.tool === 'keyed_append' ? [`maka:${operationId}`] : [])
+      expect(notes).toBe(c.tool !== 'write_file' ? 'hello\n' : c.point === 'mid_tool_effect' ? 'n' : 'new')
+
+      // The source was never written after recovery.
+      expect(await fingerprint(stores, world, c.store, sourceRunId)).toEqual(before)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// K8–K9: kills inside a continuation
+// -------------------------------------------------------------------------------------
+
+describe('a continuation killed while it settles (K8, K9)', () => {
+  // A keyed_append turn killed after its dispatch (attempt 1, no effect), recovered.
+  const dispatchedSource = async (store: StoreKind, name: string) => {
+    const world = await makeWorld(name)
+    const choice = storeChoiceOf(store, world)
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'turn',
+      markerPath: world.path('turn.marker'),
+      journal: true,
+      testTools: true,
+      crashPoint: 'after_tool_dispatch_committed',
+      turnScript: [{ toolCall: { name: 'keyed_append', args: ARGS_OF.keyed_append } }, { text: 'Done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line('at:after_tool_dispatch_committed')
+    expect(await child.kill()).toBe('SIGKILL')
+    const host = restartedRuntime(world, {
+      journal: true,
+      testTools: true,
+      continuationSteps: [{ text: 'All done.' }],
+      ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+    })
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+    return { world, choice, host, sourceRunId: sourceRunId!, operationId: `${sourceRunId!}-o2` }
+  }
+
+  // A resumer child (recover, plan, execute) killed at `point` of its continuation.
+  const killContinuationAt = async (
+    world: World,
+    choice: StoreChoice | undefined,
+    point: CrashPoint,
+    sourceRunId: string,
+    n: number,
+  ) => {
+    const markerPath = world.path(`resume-${n}.marker`)
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'resume',
+      sourceRunId,
+      markerPath,
+      journal: true,
+      testTools: true,
+      crashPoint: point,
+      continuationSteps: [{ text: 'All done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line(`at:${point}`)
+    expect(await child.kill()).toBe('SIGKILL')
+    expect(await exists(markerPath)).toBe(false)
+  }
+
+  // Recovers, then plans twice: equal plans.
+  const recoverAndPlan = async (host: ReturnType<typeof restartedRuntime>, sessionId: string) => {
+    await host.runtime.recover({ sessionIds: [sessionId] })
+    const first = await host.runtime.plan({ sessionId })
+    const { continuation: c1, ...p1 } = first
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    return first
+  }
+
+  it(
+    'jsonl: K8 — killed after its start row three times, the 4th plan asks for a person (adoption budget 3)',
+    async () => {
+      const { world, choice, host, sourceRunId, operationId } = await dispatchedSource('jsonl', 'k8-jsonl')
+      const fingerprints = new Map([[sourceRunId, await fingerprint(host.stores, world, 'jsonl', sourceRunId)]])
+      for (let adoptions = 0; adoptions < 3; adoptions += 1) {
+        const plan = await recoverAndPlan(host, world.sessionId)
+        expect(plan.disposition).toBe('continue')
+        expect(plan.openToolOperations).toMatchObject([{ operationId, adoptions, action: 'reissue' }])
+        await killContinuationAt(world, choice, 'after_continuation_start_committed', plan.sourceRunId!, adoptions + 1)
+        await host.runtime.recover({ sessionIds: [world.sessionId] })
+        for (const runId of await runIdsOf(host.stores, world.sessionId)) {
+          if (!fingerprints.has(runId)) fingerprints.set(runId, await fingerprint(host.stores, world, 'jsonl', runId))
+        }
+      }
+      const fourth = await recoverAndPlan(host, world.sessionId)
+      expect(fourth.rejectionReasons).toEqual(['operator_decision_required'])
+      expect(fourth.openToolOperations).toMatchObject([
+        { operationId, adoptions: 3, action: null, reason: 'operator_decision_required' },
+      ])
+      // Three continuations each listed the operation and wrote nothing after their start row.
+      expect(fingerprints.size).toBe(4)
+      for (const [runId, before] of fingerprints) {
+        expect(await fingerprint(host.stores, world, 'jsonl', runId)).toEqual(before)
+        const events = (await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events
+        if (runId !== sourceRunId) {
+          expect(events[0]?.actions?.settlementPlan).toEqual([
+            { operationId, toolCallId: expect.any(String), action: 'reissue' },
+          ])
+          expect(events.filter((e) => e.actions?.toolDispatch !== undefined)).toEqual([])
+        }
+      }
+      // The keyed effect never ran: attempt 1 was killed before its implementation started.
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([])
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS * 2,
+  )
+
+  it.each(['jsonl', 'sqlite'] as const)(
+    '%s: K9 — killed after the reissue’s dispatch (attempt 2), the next continuation reissues attempt 3 and the key keeps one effect',
+    async (store) => {
+      const { world, choice, host, sourceRunId, operationId } = await dispatchedSource(store, `k9-${store}`)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      const first = await recoverAndPlan(host, world.sessionId)
+      expect(first.continuation?.settlementPlan?.map((e) => e.action)).toEqual(['reissue'])
+      await killContinuationAt(world, choice, 'after_tool_dispatch_committed', sourceRunId, 1)
+
+      const plan = await recoverAndPlan(host, world.sessionId)
+      expect(plan.disposition).toBe('continue')
+      expect(plan.openToolOperations).toMatchObject([
+        { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'idempotent', attempts: 2, adoptions: 1 },
+      ])
+      const interruptedRunId = plan.sourceRunId!
+      expect(interruptedRunId).not.toBe(sourceRunId)
+      const interrupted = await fingerprint(host.stores, world, store, interruptedRunId)
+      expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+
+      const history: Array<RuntimeEvent> = []
+      for (const runId of [sourceRunId, interruptedRunId, plan.continuation!.runId]) {
+        history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+      }
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual([1, 2, 3])
+      expect(history.filter(isFunctionResponseEvent).map((e) => e.actions?.toolOutcome?.settlementOrigin)).toEqual([
+        'reissue_t2',
+      ])
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+      expect(await fingerprint(host.stores, world, store, interruptedRunId)).toEqual(interrupted)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+describe('a continuation killed after its settlement (K10)', () => {
+  it(
+    'jsonl: the next plan finds the operation settled in the killed continuation and only continues the model',
+    async () => {
+      const world = await makeWorld('k10-jsonl')
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath: world.path('turn.marker'),
+        journal: true,
+        testTools: true,
+        crashPoint: 'after_tool_dispatch_committed',
+        turnScript: [{ toolCall: { name: 'keyed_append', args: ARGS_OF.keyed_append } }, { text: 'Done.' }],
+      })
+      await child.line('at:after_tool_dispatch_committed')
+      expect(await child.kill()).toBe('SIGKILL')
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+      })
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+      const operationId = `${sourceRunId!}-o2`
+      const before = await fingerprint(host.stores, world, 'jsonl', sourceRunId!)
+
+      const resumer = spawnAgentChild({
+        ...childBase(world),
+        mode: 'resume',
+        sourceRunId: sourceRunId!,
+        markerPath: world.path('resume.marker'),
+        journal: true,
+        testTools: true,
+        crashPoint: 'after_settlement_committed',
+        continuationSteps: [{ text: 'All done.' }],
+      })
+      await resumer.line('at:after_settlement_committed')
+      expect(await resumer.kill()).toBe('SIGKILL')
+      expect(await exists(world.path('resume.marker'))).toBe(false)
+
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const plan = await host.runtime.plan({ sessionId: world.sessionId })
+      const { continuation: c1, ...p1 } = plan
+      const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(p2).toEqual(p1)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+      expect(plan.disposition).toBe('continue')
+      expect(plan.openToolOperations).toBeUndefined()
+      expect(c1?.settlementPlan).toBeUndefined()
+      const settledIn = plan.sourceRunId!
+      const killed = await fingerprint(host.stores, world, 'jsonl', settledIn)
+      expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+
+      const history: Array<RuntimeEvent> = []
+      for (const runId of [sourceRunId!, settledIn, c1!.runId]) {
+        history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+      }
+      expect(
+        history.flatMap((e) =>
+          e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+        ),
+      ).toEqual([1, 2])
+      expect(history.filter(isFunctionResponseEvent).map((e) => e.actions?.toolOutcome?.settlementOrigin)).toEqual([
+        'reissue_t2',
+      ])
+      expect(c1?.runtimeContext.filter(isFunctionResponseEvent)).toHaveLength(1)
+      expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
+      expect(await fingerprint(host.stores, world, 'jsonl', sourceRunId!)).toEqual(before)
+      expect(await fingerprint(host.stores, world, 'jsonl', settledIn)).toEqual(killed)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// reattach on the row stores
+// -------------------------------------------------------------------------------------
+
+describe('a foreground command that outlives its agent, on the row stores (reattach)', () => {
+  it.each(['sqlite', 'postgres'] as const)(
+    '%s: parks tool_still_running while it runs, then settles its output once it ended — never running it twice',
+    async (store) => {
+      const world = await makeWorld(`m-${store}-reattach`)
+      const choice = storeChoiceOf(store, world)!
+      const release = join(world.workspaceDir, 'release')
+      // The command kills its own agent, waits for the test to release it, then records one run.
+      const command = `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; echo ran >> runs.txt; echo finished`
+      const child = spawnAgentChild({
+        ...childBase(world),
+        mode: 'turn',
+        markerPath: world.path('turn.marker'),
+        journal: true,
+        store: choice,
+        turnScript: [{ toolCall: { name: 'shell', args: { command } } }, { text: 'Done.' }],
+      })
+      expect((await child.exited).signal).toBe('SIGKILL')
+      expect(await exists(world.path('turn.marker'))).toBe(false)
+      const host = restartedRuntime(world, {
+        journal: true,
+        continuationSteps: [{ text: 'All done.' }],
+        stores: openParentStores(choice)!,
+      })
+      if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+      const before = await fingerprint(host.stores, world, store, sourceRunId!)
+      const running = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(running.rejectionReasons).toEqual(['tool_still_running'])
+      await writeFile(release, '')
+      // Wait (generous ceiling) until the command has ended and the plan settles it.
+      let settled = running
+      for (let i = 0; i < 600 && settled.disposition !== 'continue'; i += 1) {
+        await new Promise((done) => setTimeout(done, 50))
+        settled = await host.runtime.plan({ sessionId: world.sessionId })
+      }
+      const { continuation: c1, ...p1 } = settled
+      const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(p2).toEqual(p1)
+      expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+      expect(c1?.settlementPlan?.map((e) => e.action)).toEqual(['settle_reattached'])
+      expect(await host.runtime.execute(settled)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+      const ledger = await valueUnsafe(host.stores.events.read(world.sessionId, c1!.runId))
+      const responses = ledger.events.filter(isFunctionResponseEvent)
+      expect(responses).toHaveLength(1)
+      expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
+      expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('reattached')
+      expect(ledger.events.filter(isFunctionCallEvent)).toEqual([])
+      expect(await readFile(join(world.workspaceDir, 'runs.txt'), 'utf8')).toBe('ran\n')
+      expect(await fingerprint(host.stores, world, store, sourceRunId!)).toEqual(before)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
