@@ -76,7 +76,10 @@ describe('maka chat in a terminal', () => {
   describe('when /resume parks', () => {
     it('prints the human sentence of every reason', async () => {
       const { dataDir } = await scratch()
-      const demo = await runCli(['demo', '--at', 'after_function_call', '--data-dir', dataDir, '--json'])
+      // Without the tool journal a crash after a function call parks (dangling_tool_state).
+      const demo = await runCli(['demo', '--at', 'after_function_call', '--data-dir', dataDir, '--json'], {
+        env: { MAKA_RUNTIME_TOOL_JOURNAL: '0' },
+      })
       expect(demo.code).toBe(0)
       const { sessionId, plan, workspace } = json<{
         sessionId: string

@@ -28,12 +28,12 @@ let workspace = ''
 let out = ''
 
 /** A turn of the hidden demo child, SIGKILLed at `at`. */
-const killedTurn = (sessionId: string, at: string): Promise<void> =>
+const killedTurn = (sessionId: string, at: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> =>
   new Promise((done, fail) => {
     const child = spawn(
       process.execPath,
       [CLI, '__demo-child', '--data-dir', dataDir, '--session', sessionId, '--cwd', workspace, '--at', at],
-      { env: cliEnv(true), stdio: ['pipe', 'pipe', 'inherit'] },
+      { env: { ...cliEnv(true), ...extraEnv }, stdio: ['pipe', 'pipe', 'inherit'] },
     )
     let out = ''
     const timer = setTimeout(() => {
@@ -84,7 +84,8 @@ beforeAll(async () => {
   workspace = dirs.workspace
   await mkdir(ARTIFACTS, { recursive: true })
   // Parks: a tool call without its result. Startup cannot continue it, so it keeps its banner.
-  await killedTurn('s-parked', 'after_function_call')
+  // A turn without the tool journal: its call may or may not have run, so it parks (dangling_tool_state).
+  await killedTurn('s-parked', 'after_function_call', { MAKA_RUNTIME_TOOL_JOURNAL: '0' })
   // Resumable before the UI starts: its start-up pass continues it before any browser connects.
   await killedTurn('s-auto', 'after_tool_response')
   server = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
