@@ -328,8 +328,14 @@ const journalGroup = () => {
   writeFileSync(script, JSON.stringify([...calls, { text: 'I read notes.txt.' }]))
   const dataDir = join(root, 'data')
   const clean = () => rmSync(dataDir, { recursive: true, force: true })
-  const turnArgs = cli('run', '--cwd', ws, '--data-dir', dataDir, '--script', script, 'Read notes.txt.')
-  const journalEnv = (value) => ({ ...env, MAKA_RUNTIME_TOOL_JOURNAL: value })
+  // Each turn also reports its own CPU time at exit (src/cpuAtExit.cjs), on and off alike.
+  const cpuOut = join(root, 'cpu')
+  const turnArgs = [
+    '--require',
+    join(here, 'cpuAtExit.cjs'),
+    ...cli('run', '--cwd', ws, '--data-dir', dataDir, '--script', script, 'Read notes.txt.'),
+  ]
+  const journalEnv = (value) => ({ ...env, MAKA_RUNTIME_TOOL_JOURNAL: value, BENCH_CPU_OUT: cpuOut })
   // One turn each way first: it writes the commands' code cache if a build left none, and shows
   // that the journal really is on in one and off in the other.
   const ledgers = {}
@@ -359,11 +365,19 @@ const journalGroup = () => {
   ]
   const samples = new Map(variants.map((v) => [v.name, []]))
   const inProcessNs = []
+  const cpu = new Map([
+    ['journal off', []],
+    ['journal on', []],
+  ])
   for (let rep = 0; rep < reps; rep += 1) {
     const order = rep % 2 === 0 ? variants : [...variants].reverse()
     for (const v of order) {
       samples.get(v.name).push(runOnce(v.args, [0], v.env ?? env))
       if (v.name === `floor, ${JOURNAL_CALLS} appends`) inProcessNs.push(Number(readFileSync(floorOut, 'utf8')))
+      if (cpu.has(v.name)) {
+        const [us, switches] = readFileSync(cpuOut, 'utf8').trim().split(' ').map(Number)
+        cpu.get(v.name).push({ us, switches })
+      }
       if (v.after !== undefined) v.after()
     }
     if ((rep + 1) % 10 === 0 || rep + 1 === reps)
@@ -382,6 +396,7 @@ const journalGroup = () => {
   }
   const ms = (name) => samples.get(name).map((x) => x.ms)
   const pairedMedian = (a, b) => median(ms(a).map((x, i) => x - ms(b)[i]))
+  const pairedCpu = (key) => median(cpu.get('journal on').map((x, i) => x[key] - cpu.get('journal off')[i][key]))
   const round = (x) => Number(x.toFixed(4))
   const on = 'journal on'
   const off = 'journal off'
@@ -402,6 +417,10 @@ const journalGroup = () => {
       pairedAppendMs: round(pairedMedian(full, empty) / JOURNAL_CALLS),
       inProcessAppendMs: round(median(inProcessNs) / 1e6 / JOURNAL_CALLS),
       appendOverNodeMs: round((results[full].medianMs - results['node -e 0'].medianMs) / JOURNAL_CALLS),
+      // Median of back-to-back differences of each turn's own user + system time, and its voluntary
+      // context switches (a blocking fsync is one).
+      pairedJournalCpuMs: round(pairedCpu('us') / 1000 / JOURNAL_CALLS),
+      pairedJournalSwitches: round(pairedCpu('switches') / JOURNAL_CALLS),
     },
   }
 }
@@ -589,6 +608,13 @@ const journalReport = () => {
   report.journal = journalGroup()
   report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
   report.targets = journalVerdicts(report.journal)
+  if (report.loadAverageAtStart[0] > report.machine.cpus) {
+    // Every fsync waits for the file system's shared journal commit, so other work's writes set
+    // both sides' fsync times, and not alike: such a run's ratio is no verdict.
+    process.stderr.write(
+      `journal: load average ${report.loadAverageAtStart[0]} on ${report.machine.cpus} cores at start; rerun on a quiet machine before reading the ratio\n`,
+    )
+  }
   mkdirSync(resultsDir, { recursive: true })
   const file = join(resultsDir, options.label === 'after' ? 'journal.json' : `journal-${options.label}.json`)
   if (options.label === 'after' && existsSync(file)) renameSync(file, join(resultsDir, 'journal-previous.json'))
@@ -682,7 +708,8 @@ const reportSection = (title, report) => [
 const journalTables = (report) => {
   const j = report.journal
   const p = j.perCall
-  const fmt = (x) => `${x.toFixed(3)} ms`
+  // Results written before a figure existed show a dash for it.
+  const fmt = (x) => (x === undefined ? '—' : `${x.toFixed(3)} ms`)
   return [
     `A turn of ${j.calls} \`read_file\` calls and a text; floor rows of ${j.rowBytes} bytes (the mean of the turn's dispatch and response rows). Ledger of the turn: ${j.ledgers.off.rows} rows (${j.ledgers.off.bytes} bytes) with the journal off, ${j.ledgers.on.rows} rows (${j.ledgers.on.bytes} bytes) on.`,
     '',
@@ -696,6 +723,8 @@ const journalTables = (report) => {
     '| --- | --- | --- |',
     `| journal on − off, per call | ${fmt(p.journalMs)} | ${fmt(p.pairedJournalMs)} |`,
     `| floor ${j.calls} − floor 0, per write+fsync | ${fmt(p.appendMs)} | ${fmt(p.pairedAppendMs)} |`,
+    `| journal on − off, CPU per call (user + system, the turn's own \`resourceUsage()\`) | — | ${fmt(p.pairedJournalCpuMs)} |`,
+    `| journal on − off, voluntary context switches per call | — | ${p.pairedJournalSwitches ?? '—'} |`,
     `| floor, timed inside its process, per write+fsync | ${fmt(p.inProcessAppendMs)} | — |`,
     `| (floor ${j.calls} − node -e 0) / ${j.calls} | ${fmt(p.appendOverNodeMs)} | — |`,
     '',
