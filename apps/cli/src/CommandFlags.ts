@@ -108,6 +108,8 @@ export interface JsonFlag {
 export interface ResumeFlags extends ModelFlags {
   readonly session?: string
   readonly json?: boolean
+  /** False with `--no-wait`: park at once when a command of the crashed turn is still running. */
+  readonly wait?: boolean
 }
 /**
  * Flags of `resume plan`.

@@ -63,7 +63,7 @@ export const verboseSink = (
 /**
  * Whether runs write the tool journal, from the environment (host only). For now the journal is
  * written only when `MAKA_RUNTIME_TOOL_JOURNAL=1`; `0` (the spec's switch for mixed fleets) and
- * unset keep Phase 1's writes (decision 139).
+ * unset keep Phase 1's writes (decision 138).
  * @category guards
  */
 export const toolJournalFromEnv = (env: NodeJS.ProcessEnv = process.env): boolean =>

@@ -21,6 +21,15 @@ export interface EventSummary {
 
 const MAX_TEXT = 160
 
+// How a response that closed an operation came about, in the words `show` prints (Phase 2).
+const SETTLED = {
+  pre_t1_synthetic: 'not run',
+  reissue_t2: 'run again',
+  reconcile_applied: 'found applied',
+  reattached: 'reattached',
+  operator_adjudication: 'recorded by a person',
+} as const
+
 /**
  * Collapses whitespace and cuts long text, so one event stays one line.
  * @category combinators
@@ -81,6 +90,19 @@ export const summarizeEvent = (event: RuntimeEvent, context: SummaryContext = {}
   }
   const permissionDecision = event.actions?.permissionDecision
   if (permissionDecision !== undefined) return { role, kind: 'permission_decision', text: permissionDecision.decision }
+  // The tool journal's dispatch (Phase 2): which tool is about to run, under which mode, which attempt.
+  const dispatch = event.actions?.toolDispatch
+  if (dispatch !== undefined) {
+    return {
+      role,
+      kind: 'tool_dispatch',
+      text: `${dispatch.toolName} (${dispatch.recoveryMode}, attempt ${dispatch.attempt}${
+        dispatch.priorVerdict === undefined ? '' : ', probe: not applied'
+      })`,
+      toolName: dispatch.toolName,
+      toolCallId: dispatch.toolCallId,
+    }
+  }
   const content = event.content
   if (content === undefined) return { role, kind: 'note', text: '' }
   switch (content.kind) {
@@ -92,10 +114,13 @@ export const summarizeEvent = (event: RuntimeEvent, context: SummaryContext = {}
       return { role, kind: 'function_call', text: content.name, toolName: content.name, toolCallId: content.id }
     case 'function_response': {
       const denied = context.deniedCallIds?.has(content.id) === true
+      // A settlement (Phase 2) says where its response came from.
+      const origin = event.actions?.toolOutcome?.settlementOrigin
+      const settled = origin === undefined || origin === 'normal_t2' ? '' : ` (${SETTLED[origin]})`
       return {
         role,
         kind: 'function_response',
-        text: `${content.name} ${denied ? 'denied' : content.isError === true ? 'error' : 'ok'}`,
+        text: `${content.name} ${denied ? 'denied' : content.isError === true ? 'error' : 'ok'}${settled}`,
         toolName: content.name,
         toolCallId: content.id,
         ...(denied ? { denied: true as const } : {}),

@@ -325,6 +325,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       .description('recover, plan the latest safe boundary and execute it')
       .option('--session <id>', 'session (default: the most recent one)')
       .option('--json', 'newline-delimited JSON: the plan, one object per committed event, then a result object')
+      .option(
+        '--no-wait',
+        'park at once when a command of the interrupted turn is still running (default: wait for it)',
+      )
       .addHelpText(
         'after',
         helpFooter([

@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { readdir } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -157,6 +157,31 @@ describe('maka store copy', () => {
     expect(rowCount(file, 'events')).toBe(before)
     const same = await runCli(['store', 'copy', '--from', `sqlite:${file}`, '--to', `sqlite:${file}`])
     expect(same.code).toBe(2)
+  })
+
+  it('fails (exit 1) naming the run when a copied chain no longer finds the prefix digest a link records', async () => {
+    const { root, dataDir, workspace } = await scratch()
+    const journal = { MAKA_RUNTIME_TOOL_JOURNAL: '1' }
+    await interruptedSession(dataDir, workspace, 'session-j', root, journal)
+    // The interrupted run's rows, re-spaced before it is continued: the same values, other bytes,
+    // so the continuation records the digest of these bytes. A copy re-encodes rows, and the copied
+    // source no longer hashes to what the link records.
+    const sessionDir = join(dataDir, 'sessions', 'session-j', 'runs')
+    const [run] = await readdir(sessionDir)
+    const ledger = join(sessionDir, run ?? '', 'runtime-events.jsonl')
+    await writeFile(ledger, (await readFile(ledger, 'utf8')).replace('":', '": '))
+    const resumed = await withEnv(['resume', '--data-dir', dataDir, '--session', 'session-j'], journal)
+    expect(resumed.code).toBe(0)
+    const copied = await runCli([
+      'store',
+      'copy',
+      '--from',
+      `jsonl:${dataDir}`,
+      '--to',
+      `sqlite:${join(root, 'c.sqlite')}`,
+    ])
+    expect(copied.code).toBe(1)
+    expect(copied.stdout).toMatch(/the prefix digest it records of run .* differs in the copy/)
   })
 
   it('copies nothing from a source that does not read whole', async () => {

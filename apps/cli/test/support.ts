@@ -26,6 +26,7 @@ export const cliEnv = (flag: boolean): NodeJS.ProcessEnv => {
   delete env['MAKA_HOME']
   delete env['MAKA_STORE']
   delete env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME']
+  delete env['MAKA_RUNTIME_TOOL_JOURNAL']
   delete env['MAKA_API_KEY']
   if (flag) env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] = '1'
   return env
@@ -159,6 +160,7 @@ export const interruptedSession = async (
   workspace: string,
   sessionId: string,
   root: string,
+  extraEnv: NodeJS.ProcessEnv = {},
 ): Promise<void> => {
   const script = await scriptFile(root, `slow-${sessionId}.json`, [
     { toolCall: { name: 'list_dir', args: { path: '.' } } },
@@ -181,7 +183,7 @@ export const interruptedSession = async (
         script,
         'list the files',
       ],
-      { env: cliEnv(true), stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...cliEnv(true), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let out = ''
     const timer = setTimeout(() => {

@@ -106,6 +106,13 @@ export interface ResumeRequest {
    * parks with `recovery_unwritable` (after the flag) without reading the session.
    */
   readonly recoveryRefusal?: RecoveryRefusal
+  /**
+   * While the only reasons to park are commands still running (`tool_still_running`, Phase 2),
+   * wait for them and plan again — holding no lock, writing nothing — until each command's
+   * deadline (its start + its timeout + 5 s), or until `signal` aborts; then answer the last plan.
+   * Absent: park at once.
+   */
+  readonly wait?: { readonly signal?: AbortSignal; readonly pollMs?: number }
 }
 
 /**
@@ -122,6 +129,23 @@ export interface ResumeObserver {
   readonly onProviderNote?: (note: string) => void | Promise<void>
   /** The model is resolved and the approved plan is about to be executed (nothing written yet). */
   readonly onExecuting?: (plan: ContinuationPlan) => void | Promise<void>
+  /**
+   * Waiting for commands still running (see `ResumeRequest.wait`): which ones and for how long they
+   * have run, once per poll. Identities and times only — never a command or its args.
+   */
+  readonly onWaiting?: (operations: ReadonlyArray<WaitingOperation>) => void | Promise<void>
+}
+
+/**
+ * A command a resume waits for.
+ * @category models
+ */
+export interface WaitingOperation {
+  readonly operationId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  /** Since the command started, or null when its record gives no start. */
+  readonly elapsedMs: number | null
 }
 
 /**

@@ -48,6 +48,7 @@ export {
   type ContinuationResult,
   type ResumeRequest,
   type ResumeObserver,
+  type WaitingOperation,
   type ReplayFailure,
   type PlanOutline,
   type Runtime,

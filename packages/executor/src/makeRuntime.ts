@@ -21,6 +21,8 @@ import { makeExecuteContinuation } from './executeContinuation.js'
 import { emitSafely } from './lifecycle.js'
 import { shellRunDirOf } from '@maka/tools'
 import { plannerHostPort, plannerStorePort, reattachObserver } from './portAdapters.js'
+import { observeJournal } from './observeJournal.js'
+import { onlyStillRunning, pause, shellTimeoutOf, waitingOperations } from './waitForCommands.js'
 import { replaySegment } from './replaySegment.js'
 import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
 import type { ProviderRun, RuntimeDeps } from './RuntimeDeps.js'
@@ -104,9 +106,9 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       ...plannerDeps,
       store: {
         ...storePort,
-        foldLedger: (sessionId, runId, onEvent) =>
+        foldLedger: (sessionId, runId, onEvent, options) =>
           pipe(
-            deps.stores.events.fold(sessionId, runId, onEvent),
+            deps.stores.events.fold(sessionId, runId, onEvent, options),
             TE.map((scan) => {
               scans.set(runId, scan)
               return scan
@@ -159,13 +161,45 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
             }),
             headers: new Map<string, AgentRun>(),
           }
-    await observer.onPlanned?.(planned)
-    const c = planned.continuation
-    if (planned.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: planned }
-    const provider = await continuationProvider(c, headers, observer)
+    const waited =
+      request.wait === undefined
+        ? { plan: planned, headers }
+        : await waitWhileRunning(request, planned, headers, observer)
+    const final = waited.plan
+    await observer.onPlanned?.(final)
+    const c = final.continuation
+    if (final.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: final }
+    const provider = await continuationProvider(c, waited.headers, observer)
     if (E.isLeft(provider)) return provider.left
-    await observer.onExecuting?.(planned)
-    return execute(planned, provider.right)
+    await observer.onExecuting?.(final)
+    return execute(final, provider.right)
+  }
+
+  // Plans again while the only reasons to park are commands still running (Phase 2).
+  const waitWhileRunning = async (
+    request: Parameters<Runtime['resume']>[0],
+    first: ContinuationPlan,
+    firstHeaders: Map<string, AgentRun>,
+    observer: ResumeObserver,
+  ): Promise<{ readonly plan: ContinuationPlan; readonly headers: Map<string, AgentRun> }> => {
+    const { recoveryRefusal: _refusal, wait, ...planRequest } = request
+    let current = { plan: first, headers: firstHeaders }
+    if (!onlyStillRunning(first)) return current
+    // The commands' timeouts come from their call rows, read once.
+    const source = firstHeaders.get(first.sourceRunId ?? '')
+    const journal = source === undefined ? null : await observeJournal(deps.stores, request.sessionId, source)
+    const timeoutOf = (operationId: string) =>
+      shellTimeoutOf(journal?.projection?.openOperations.find((op) => op.operationId === operationId)?.args)
+    const now = () => ctx.clock().getTime()
+    while (onlyStillRunning(current.plan)) {
+      const waiting = await waitingOperations(deps.stores, request.sessionId, current.plan, timeoutOf, now)
+      const deadlines = waiting.map((op) => op.deadline)
+      if (deadlines.some((d) => d === null || now() > d)) return current
+      await observer.onWaiting?.(waiting.map(({ deadline: _d, ...op }) => op))
+      if (await pause(wait?.pollMs ?? 500, wait?.signal)) return current
+      current = await planReading(planRequest)
+    }
+    return current
   }
 
   const dataDir = deps.dataDir

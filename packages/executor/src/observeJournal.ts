@@ -22,6 +22,8 @@ export interface JournalObservation {
   readonly projection: ChainProjection | null
   /** The source segment's journal (its own replay is judged from it). */
   readonly sourceJournal: SegmentJournal | null
+  /** Every link that recorded its source's prefix digest still finds it at its pin. */
+  readonly pinsHold: boolean
 }
 
 /** The most ancestors a chain may have (the planner's walk refuses more). */
@@ -32,14 +34,21 @@ const foldSegment = async (
   sessionId: string,
   runId: string,
   limit: number,
-): Promise<SegmentJournal | null> => {
+): Promise<{ readonly journal: SegmentJournal; readonly pinDigest: string | undefined } | null> => {
   const folder = makeSegmentJournalFolder(runId)
   let seen = 0
-  const read = await stores.events.fold(sessionId, runId, (event) => {
-    seen += 1
-    if (seen <= limit) folder.add(event)
-  })()
-  return E.isLeft(read) || read.right.problem !== null ? null : folder.finish()
+  const read = await stores.events.fold(
+    sessionId,
+    runId,
+    (event) => {
+      seen += 1
+      if (seen <= limit) folder.add(event)
+    },
+    { digestAt: limit },
+  )()
+  return E.isLeft(read) || read.right.problem !== null
+    ? null
+    : { journal: folder.finish(), pinDigest: read.right.digestAt?.digest }
 }
 
 /**
@@ -58,20 +67,23 @@ export const observeJournal = async (
     folder.add(event)
   })()
   if (E.isLeft(scanned) || scanned.right.problem !== null) {
-    return { sourceEvents, sourceDigest: null, projection: null, sourceJournal: null }
+    return { sourceEvents, sourceDigest: null, projection: null, sourceJournal: null, pinsHold: false }
   }
   const sourceJournal = folder.finish()
   const sourceDigest = `sha256:${scanned.right.digest}`
   const segments: Array<SegmentJournal> = [sourceJournal]
+  let pinsHold = true
   let child = source
   for (let depth = 0; child.continuationSource !== undefined && depth < MAX_DEPTH; depth += 1) {
     const pin = child.continuationSource
     const header = await stores.runs.read(sessionId, pin.sourceRunId)()
-    if (E.isLeft(header)) return { sourceEvents, sourceDigest, projection: null, sourceJournal }
+    if (E.isLeft(header)) return { sourceEvents, sourceDigest, projection: null, sourceJournal, pinsHold }
     const segment = await foldSegment(stores, sessionId, pin.sourceRunId, pin.sourceRuntimeEventHighWater)
-    if (segment === null) return { sourceEvents, sourceDigest, projection: null, sourceJournal }
-    segments.unshift(segment)
+    if (segment === null) return { sourceEvents, sourceDigest, projection: null, sourceJournal, pinsHold }
+    const recorded = pin.sourceRuntimeEventPrefixDigest
+    if (recorded !== undefined && recorded !== `sha256:${segment.pinDigest ?? ''}`) pinsHold = false
+    segments.unshift(segment.journal)
     child = header.right
   }
-  return { sourceEvents, sourceDigest, projection: projectChain(segments), sourceJournal }
+  return { sourceEvents, sourceDigest, projection: projectChain(segments), sourceJournal, pinsHold }
 }

@@ -33,7 +33,7 @@ export const plannerStorePort = (stores: StorePorts): PlannerStorePort => ({
   listRuns: (sessionId) => listCreatedRuns(stores, sessionId),
   readRun: (sessionId, runId) => stores.runs.read(sessionId, runId),
   readLedger: (sessionId, runId) => stores.events.read(sessionId, runId),
-  foldLedger: (sessionId, runId, onEvent) => stores.events.fold(sessionId, runId, onEvent),
+  foldLedger: (sessionId, runId, onEvent, options) => stores.events.fold(sessionId, runId, onEvent, options),
   listClaims: (sessionId) => stores.claims.list(sessionId),
 })
 

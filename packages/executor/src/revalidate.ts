@@ -221,6 +221,8 @@ export const revalidateJournal = (
   ) {
     found.add('source_prefix_digest_changed')
   }
+  // Each link up the chain still stands on the prefix it recorded (the run that holds a reissued call among them).
+  if (!observed.pinsHold) found.add('source_prefix_digest_changed')
   const planned = new Set((c.settlementPlan ?? []).map((entry) => entry.operationId))
   const projection = observed.projection
   const replay = journalSourceReplay(observed, planned)

@@ -5,7 +5,7 @@
  * its first model call — never running an effect twice, and giving the model exactly one response
  * per call.
  */
-import { writeFile } from 'node:fs/promises'
+import { readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { RuntimeEvent } from '@maka/events'
@@ -130,5 +130,22 @@ describe('resuming a crash inside a tool', () => {
     await writeFile(join(w.workspace, 'notes.txt'), 'hello')
     const result = await w.runtime.execute(plan)
     expect(result).toMatchObject({ _tag: 'Rejected', codes: ['reconcile_verdict_changed'] })
+  })
+})
+
+describe('the source prefix digest at execution', () => {
+  it('refuses with source_prefix_digest_changed when the source rows were rewritten, same values, other bytes', async () => {
+    const w = await world({ journal: true })
+    const source = await crashedAt(w, 'after_function_call', { name: 'mutate', args: { label: 'x' } })
+    const plan = await w.runtime.plan({ sessionId: source.sessionId })
+    expect(plan.disposition).toBe('continue')
+    // The same rows, re-encoded with a space after the first colon of row 1: every value reads
+    // back equal, only the stored bytes differ.
+    const path = w.ledgerPathOf(source.sessionId, source.runId)
+    const text = await readFile(path, 'utf8')
+    await writeFile(path, text.replace('":', '": '))
+    const result = await w.runtime.execute(plan)
+    expect(result).toMatchObject({ _tag: 'Rejected', codes: ['source_prefix_digest_changed'] })
+    expect(w.runsOf('mutate')).toBe(0)
   })
 })

@@ -40,6 +40,7 @@ export interface PlannerStorePort {
     sessionId: string,
     runId: string,
     onEvent: (event: RuntimeEvent) => void,
+    options?: { readonly digestAt?: number },
   ): TE.TaskEither<StoreError, LedgerFoldCounts>
   /** The session's continuation claims. */
   listClaims(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<ContinuationClaim>>
@@ -153,4 +154,8 @@ export interface LedgerFoldCounts {
   readonly problem: LedgerSnapshot['problem']
   /** Lowercase hex SHA-256 of the committed rows as stored, when the store gives it. */
   readonly digest?: string
+  /** The byte length of the committed rows, when the store gives it. */
+  readonly committedBytes?: number
+  /** The same digest over the first `digestAt` rows, when asked and the store gives it. */
+  readonly digestAt?: { readonly rows: number; readonly digest: string }
 }

@@ -21,6 +21,8 @@ import type { HostFacts, OperationFacts } from './HostFacts.js'
 export interface AncestorRead {
   readonly header: AgentRun
   readonly ledger: LedgerSnapshot
+  /** Lowercase hex SHA-256 of its rows up to the pin its child recorded, when read (exit 8a). */
+  readonly pinDigest?: string | undefined
 }
 
 /**
@@ -84,4 +86,6 @@ export interface PlanningInput {
   readonly facts: HostFacts
   /** What the host read for the chain's open operations (Phase 2), by operation id. */
   readonly operationFacts?: ReadonlyMap<string, OperationFacts>
+  /** Lowercase hex SHA-256 of the source's committed rows as stored, when the read gave it. */
+  readonly sourceDigest?: string
 }

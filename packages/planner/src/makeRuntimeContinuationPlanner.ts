@@ -8,7 +8,7 @@
  * header is read first and an unreadable header parks as `source_run_unreadable` (exit 5) without
  * attempting the observation.
  */
-import type { AgentRun } from '@maka/events'
+import type { AgentRun, RuntimeEvent } from '@maka/events'
 import type { LedgerSnapshot, RunListing, TornTail } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -90,12 +90,17 @@ const loadChain =
     store: PlannerStorePort,
     sessionId: string,
     source: AgentRun,
-    loadLedger: (header: AgentRun, pinnedHighWater: number) => TE.TaskEither<PortFailure, L>,
+    loadLedger: (
+      header: AgentRun,
+      pinnedHighWater: number,
+      recordedDigest: string | undefined,
+    ) => TE.TaskEither<PortFailure, L>,
   ): T.Task<ReadonlyMap<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>> =>
   async () => {
     const found = new Map<string, E.Either<AncestorUnavailable, { readonly header: AgentRun; readonly ledger: L }>>()
     const visited = new Set<string>([source.runId])
     let pin = source.continuationSource?.sourceRuntimeEventHighWater ?? 0
+    let recorded = source.continuationSource?.sourceRuntimeEventPrefixDigest
     let next = source.continuationSource?.sourceRunId
     while (next !== undefined && found.size < MAX_ANCESTOR_DEPTH && !visited.has(next)) {
       const runId = next
@@ -106,7 +111,7 @@ const loadChain =
         found.set(runId, E.left({ stage: 'run', cause: describeCause(header.left) }))
         break
       }
-      const ledger = await attempt(() => loadLedger(header.right, pin))()
+      const ledger = await attempt(() => loadLedger(header.right, pin, recorded))()
       if (E.isLeft(ledger)) {
         found.set(runId, E.left({ stage: 'ledger', cause: describeCause(ledger.left) }))
         break
@@ -114,11 +119,38 @@ const loadChain =
       found.set(runId, E.right({ header: header.right, ledger: ledger.right }))
       next = header.right.continuationSource?.sourceRunId
       pin = header.right.continuationSource?.sourceRuntimeEventHighWater ?? 0
+      recorded = header.right.continuationSource?.sourceRuntimeEventPrefixDigest
     }
     return found
   }
 
 const notLoaded: AncestorUnavailable = { stage: 'run', cause: 'ancestor run was not loaded' }
+
+/**
+ * The source ledger read whole, and the digest of its committed rows as stored when the store can
+ * fold: the rows a fold hands over are the rows a read keeps, so one fold serves as the read.
+ */
+const readWithDigest = (
+  store: PlannerStorePort,
+  sessionId: string,
+  runId: string,
+): TE.TaskEither<PortFailure, LedgerSnapshot & { readonly digest?: string }> => {
+  if (store.foldLedger === undefined) return store.readLedger(sessionId, runId)
+  const events: Array<RuntimeEvent> = []
+  return pipe(
+    store.foldLedger(sessionId, runId, (event) => {
+      events.push(event)
+    }),
+    TE.map((scan) => ({
+      events,
+      highWater: scan.highWater,
+      committedBytes: scan.committedBytes ?? 0,
+      tornTail: scan.tornTail,
+      problem: scan.problem,
+      ...(scan.digest === undefined ? {} : { digest: scan.digest }),
+    })),
+  )
+}
 
 /** A ledger folded as it streams from the store (or, from a store that cannot stream, read whole and folded). */
 const foldFromStore = (
@@ -138,12 +170,18 @@ const foldFromStore = (
     )
   }
   return pipe(
-    store.foldLedger(sessionId, header.runId, folder.add),
+    store.foldLedger(
+      sessionId,
+      header.runId,
+      folder.add,
+      options.limit === undefined ? {} : { digestAt: options.limit },
+    ),
     TE.map((scan) => ({
       counts: { problem: scan.problem, highWater: scan.highWater, rows: scan.rows },
       tornTail: scan.tornTail,
       folded: folder.finish(),
       digest: scan.digest,
+      pinDigest: scan.digestAt?.digest,
     })),
   )
 }
@@ -161,6 +199,8 @@ interface FoldedSourceRead {
   readonly tornTail: TornTail | null
   readonly folded: FoldedLedger
   readonly digest?: string | undefined
+  /** The digest at the fold's limit (an ancestor's pin), when the store gave it. */
+  readonly pinDigest?: string | undefined
 }
 
 /** The session's runs and claims; a failed listing is data for early exit 9, not an exception. */
@@ -347,20 +387,48 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
   }
 
   const wholeLedgers = (sessionId: string) => ({
-    readSource: (source: AgentRun) => store.readLedger(sessionId, source.runId),
+    readSource: (source: AgentRun) => readWithDigest(store, sessionId, source.runId),
     rowsOf: (ledger: LedgerSnapshot) => ledger.events.length,
-    plan: (input: SourceRead<LedgerSnapshot>, ids: ContinuationIds): T.Task<ContinuationPlan> =>
+    plan: (
+      input: SourceRead<LedgerSnapshot & { readonly digest?: string }>,
+      ids: ContinuationIds,
+    ): T.Task<ContinuationPlan> =>
       pipe(
-        loadChain(store, sessionId, input.source, (header) => store.readLedger(sessionId, header.runId)),
+        loadChain(store, sessionId, input.source, (header, pin, recorded) =>
+          pipe(
+            store.readLedger(sessionId, header.runId),
+            // A link that recorded a digest is checked against the ancestor's rows up to its pin
+            // (exit 8a): one more read, for protocol chains only.
+            TE.flatMap((ledger) =>
+              recorded === undefined || store.foldLedger === undefined
+                ? TE.right({ ledger, pinDigest: undefined as string | undefined })
+                : pipe(
+                    store.foldLedger(sessionId, header.runId, () => undefined, { digestAt: pin }),
+                    TE.map((scan) => ({ ledger, pinDigest: scan.digestAt?.digest })),
+                  ),
+            ),
+          ),
+        ),
         T.flatMap((found) => {
-          const ancestors: AncestorLookup = (runId) => found.get(runId) ?? E.left(notLoaded)
+          const ancestors: AncestorLookup = (runId) =>
+            pipe(
+              found.get(runId) ?? E.left(notLoaded),
+              E.map(({ header, ledger }) => ({ header, ledger: ledger.ledger, pinDigest: ledger.pinDigest })),
+            )
           const planning = { ...input, ancestors }
           return withOperationFacts(
             sessionId,
             input.source,
             operationsToObserveIn(planning),
             (operationFacts) =>
-              planContinuation(operationFacts === undefined ? planning : { ...planning, operationFacts }, ids),
+              planContinuation(
+                {
+                  ...planning,
+                  ...(operationFacts === undefined ? {} : { operationFacts }),
+                  ...(input.ledger.digest === undefined ? {} : { sourceDigest: input.ledger.digest }),
+                },
+                ids,
+              ),
             (findings) =>
               makeParkedPlan(findings, {
                 sourceRunId: input.source.runId,
@@ -388,7 +456,12 @@ export const makeRuntimeContinuationPlanner = (deps: RuntimeContinuationPlannerD
             ancestors: (runId) =>
               pipe(
                 found.get(runId) ?? E.left(notLoaded),
-                E.map(({ header, ledger }) => ({ header, counts: ledger.counts, folded: ledger.folded })),
+                E.map(({ header, ledger }) => ({
+                  header,
+                  counts: ledger.counts,
+                  folded: ledger.folded,
+                  pinDigest: ledger.pinDigest,
+                })),
               ),
             boundaryHolders: input.boundaryHolders,
             facts: input.facts,

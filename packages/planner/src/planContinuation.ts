@@ -25,6 +25,7 @@ import {
 } from './ContinuationPlan.js'
 import {
   boundaryUnclaimed,
+  chainDigestsHold,
   ledgerRowsOwned,
   sourceLedgerReadable,
   workspaceIdentityRecorded,
@@ -113,6 +114,7 @@ const walkedChain = (input: FoldedPlanningInput) => {
     E.flatMap(() => sourceLedgerReadable(source.runId)(ledger)),
     E.flatMap(() => walkChain({ header: source, counts: ledger, folded }, input.ancestors)),
     E.tap((chain) => ledgerRowsOwned({ source, ledger, folded, chain })),
+    E.tap((chain) => chainDigestsHold(chain)),
     E.tap(() => boundaryUnclaimed({ source, highWater: ledger.rows, holders: input.boundaryHolders })),
   )
 }
@@ -148,7 +150,11 @@ const foldedInput = (input: PlanningInput, rowsOf: Map<string, ReadonlyArray<Run
   rowsOf.set(source.runId, ledger.events)
   return {
     source,
-    ledger: { ...countsOf(ledger), tornTail: ledger.tornTail },
+    ledger: {
+      ...countsOf(ledger),
+      tornTail: ledger.tornTail,
+      ...(input.sourceDigest === undefined ? {} : { digest: input.sourceDigest }),
+    },
     folded: foldEvents(source, ledger.events, sourceFoldOptions(facts)),
     ancestors: foldedLookup(input.ancestors, rowsOf),
     ...(input.boundaryHolders === undefined ? {} : { boundaryHolders: input.boundaryHolders }),

@@ -76,6 +76,8 @@ export interface FoldedRead {
   readonly header: AgentRun
   readonly counts: LedgerCounts
   readonly folded: FoldedLedger
+  /** Lowercase hex SHA-256 of the rows up to the pin its child recorded, when the read gave it. */
+  readonly pinDigest?: string | undefined
 }
 
 /**
@@ -101,6 +103,8 @@ export interface ChainOutline {
   readonly links: ReadonlyArray<ChainLink>
   readonly segments: ReadonlyArray<FoldedSegment>
   readonly foreignRows: ReadonlyArray<Readonly<Record<string, unknown>>>
+  /** Links whose recorded prefix digest the ancestor no longer hashes to (early exit 8a). */
+  readonly digestMismatches: ReadonlyArray<Readonly<Record<string, unknown>>>
 }
 
 // -------------------------------------------------------------------------------------
@@ -145,12 +149,13 @@ export const foldedLookup =
   (runId, pinnedHighWater) => {
     const found = toLookup(ancestors)(runId)
     if (E.isLeft(found)) return found
-    const { header, ledger } = found.right
+    const { header, ledger, pinDigest } = found.right
     rowsOf.set(runId, ledger.events)
     return E.right({
       header,
       counts: countsOf(ledger),
       folded: foldEvents(header, ledger.events, { limit: pinnedHighWater }),
+      pinDigest,
     })
   }
 
@@ -170,13 +175,17 @@ const opensWithStart = (
   // the foreign row early exit 8 reports, wherever it stands.
   if (first !== undefined && !isRowOfRun(first, header)) return E.right(undefined)
   const refs = first?.refs
+  // A protocol link records the source prefix digest in its start row and its header alike; the
+  // start row's copy is the one that counts, and a header that says otherwise is not this run's.
   const matches =
     first !== undefined &&
     isContinuationStartEvent(first) &&
     refs?.sourceInvocationId === source.sourceInvocationId &&
     refs.sourceRunId === source.sourceRunId &&
     refs.sourceTurnId === source.sourceTurnId &&
-    refs.sourceRuntimeEventHighWater === source.sourceRuntimeEventHighWater
+    refs.sourceRuntimeEventHighWater === source.sourceRuntimeEventHighWater &&
+    (source.sourceRuntimeEventPrefixDigest === undefined ||
+      refs.sourceRuntimeEventPrefixDigest === source.sourceRuntimeEventPrefixDigest)
   return matches
     ? E.right(undefined)
     : unreadable({
@@ -250,6 +259,7 @@ export const walkChain = (source: FoldedRead, lookup: FoldedAncestorLookup): E.E
   const segments: Array<FoldedSegment> = []
   const links: Array<ChainLink> = []
   const foreignRows: Array<Readonly<Record<string, unknown>>> = []
+  const digestMismatches: Array<Readonly<Record<string, unknown>>> = []
   let child = source.header
   for (let cs = child.continuationSource; cs !== undefined; cs = child.continuationSource) {
     if (links.length >= MAX_ANCESTOR_DEPTH) {
@@ -271,6 +281,15 @@ export const walkChain = (source: FoldedRead, lookup: FoldedAncestorLookup): E.E
     const checked = checkAncestor(child, cs, found.right)
     if (E.isLeft(checked)) return checked
     foreignRows.push(...foreignRowsOf(found.right.header, found.right.counts, found.right.folded))
+    const recorded = cs.sourceRuntimeEventPrefixDigest
+    const pinDigest = found.right.pinDigest
+    if (recorded !== undefined && pinDigest !== undefined && recorded !== `sha256:${pinDigest}`) {
+      digestMismatches.push({
+        runId: cs.sourceRunId,
+        childRunId: child.runId,
+        pinnedHighWater: cs.sourceRuntimeEventHighWater,
+      })
+    }
     segments.push(segmentOf(found.right.header.runId, found.right.folded))
     links.push({ runId: cs.sourceRunId, pinnedHighWater: cs.sourceRuntimeEventHighWater })
     child = found.right.header
@@ -279,6 +298,7 @@ export const walkChain = (source: FoldedRead, lookup: FoldedAncestorLookup): E.E
     links: [...links].reverse(),
     segments: [...segments.reverse(), segmentOf(source.header.runId, source.folded)],
     foreignRows,
+    digestMismatches,
   })
 }
 

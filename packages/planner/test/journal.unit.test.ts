@@ -189,3 +189,43 @@ describe('planning a chain with a tool journal', () => {
     expect(a).toEqual(b)
   })
 })
+
+describe('the prefix digest a link records', () => {
+  const chainOf = (recorded: string, pinDigest: string | undefined, startDigest = recorded) => {
+    const l = makeLedgerBuilderUnsafe()
+    const user = l.protocolUserText('go')
+    const call = l.protocolCall('call-1', 'read_file', { path: 'a' })
+    const sourceRows = [user, call, l.dispatch(call, 'replay_safe'), l.outcome(call, 'normal_t2'), l.terminal()]
+    const ids = { runId: 'run-5', invocationId: 'invocation-5', turnId: 'turn-5' }
+    const h = continuationHeader(ids, header(), sourceRows.length)
+    const source = { ...h.continuationSource!, sourceRuntimeEventPrefixDigest: recorded as never }
+    const c = makeLedgerBuilderUnsafe({ sessionId: 'session-1', ...ids })
+    const rows = [c.continuationStart(source, { prefixDigest: startDigest as never }), c.modelText('ok'), c.terminal()]
+    return givenLedger(rows, {
+      source: { ...h, continuationSource: source },
+      ancestors: [
+        { header: header(), ledger: ledgerOf(sourceRows), ...(pinDigest === undefined ? {} : { pinDigest }) },
+      ],
+    })
+  }
+  const a = `sha256:${'a'.repeat(64)}`
+  const b = `sha256:${'b'.repeat(64)}`
+
+  it('parks source_prefix_digest_mismatch when the ancestor no longer hashes to it (exit 8a)', () => {
+    chainOf(a, 'b'.repeat(64))
+      .whenPlanning(journalFacts)
+      .thenParks(['source_prefix_digest_mismatch'])
+      .thenDetail('source_prefix_digest_mismatch', { runId: 'run-1', childRunId: 'run-5', pinnedHighWater: 5 })
+  })
+
+  it('passes when the ancestor hashes to it', () => {
+    chainOf(a, 'a'.repeat(64)).whenPlanning(journalFacts).thenParks(['provider_resume_boundary_unsupported'])
+  })
+
+  it('reads a header whose digest differs from its start row’s as an unreadable chain', () => {
+    chainOf(a, 'a'.repeat(64), b)
+      .whenPlanning(journalFacts)
+      .thenParks(['runtime_ledger_unreadable'])
+      .thenDetail('runtime_ledger_unreadable', { reason: 'continuation_start_missing' })
+  })
+})

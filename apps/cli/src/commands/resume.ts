@@ -6,7 +6,7 @@
  * `recovery_unwritable` when the data directory refuses the session's repair: nothing is written),
  * 1 failed, 130/143 cancelled by SIGINT/SIGTERM.
  */
-import type { ContinuationResult } from '@maka/executor'
+import type { ContinuationResult, WaitingOperation } from '@maka/executor'
 import { planNoSession } from '@maka/planner'
 import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
@@ -21,6 +21,18 @@ import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
 import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
 import { pickSession } from './pickSession.js'
+
+/**
+ * The progress line of a command a resume waits for: the tool, its call id and how long it has run —
+ * never the command.
+ * @category constructors
+ */
+export const waitingLine = (op: WaitingOperation): string =>
+  `maka: waiting for ${op.toolName} (call ${op.toolCallId}), still running${
+    op.elapsedMs === null ? '' : ` after ${Math.round(op.elapsedMs / 1000)} s`
+  }; Ctrl+C stops waiting.`
+
+const PROGRESS_EVERY_MS = 5_000
 
 // A continuation without a script file answers from its history alone.
 const NO_DEFAULT_SCRIPTS = { turn: [], continuation: [] } as const
@@ -85,13 +97,32 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     verbose: workspace.verbose,
     observer: eventPrinter(narrator, json),
   })
-  const trap = trapInterrupts({ cancel: () => runtime.cancel() })
+  // Ctrl+C while waiting for a command stops the wait (nothing was written); during a run it cancels it.
+  const waiting = new AbortController()
+  let lastProgress = Number.NEGATIVE_INFINITY
+  const trap = trapInterrupts({
+    cancel: () => {
+      waiting.abort()
+      return runtime.cancel()
+    },
+  })
   try {
     // A session recovery could not repair parks at early exit 1a without being read.
     const recoveryRefusal = (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
     const result = await runtime.resume(
-      { sessionId, ...(recoveryRefusal === undefined ? {} : { recoveryRefusal }) },
       {
+        sessionId,
+        ...(recoveryRefusal === undefined ? {} : { recoveryRefusal }),
+        ...(flags.wait === false ? {} : { wait: { signal: waiting.signal } }),
+      },
+      {
+        onWaiting: (operations) => {
+          // One line at once, then one every few seconds: progress, not noise.
+          const now = Date.now()
+          if (now - lastProgress < PROGRESS_EVERY_MS) return
+          lastProgress = now
+          for (const op of operations) process.stderr.write(`${waitingLine(op)}\n`)
+        },
         onPlanned: async (plan) => {
           // The plan line streams its history: a million-event plan never becomes one string.
           if (json) await writePlanJson(process.stdout, { type: 'plan', sessionId, plan }, { compact: true })

@@ -141,6 +141,23 @@ const verifySession = async (destination: StorePorts, copy: SessionCopy): Promis
       problems.push(`run ${run.header.runId}: rows differ (digest)`)
     }
   }
+  // A copy re-encodes rows, so a link's recorded prefix digest (Phase 2) is checked against the
+  // copied ancestor's rows as the destination stores them: a chain whose link no longer finds it
+  // would never be planned again.
+  for (const run of copy.runs) {
+    const link = run.header.continuationSource
+    if (link?.sourceRuntimeEventPrefixDigest === undefined) continue
+    const scan = await destination.events.fold(sessionId, link.sourceRunId, () => undefined, {
+      digestAt: link.sourceRuntimeEventHighWater,
+    })()
+    const found =
+      scan._tag === 'Right' && scan.right.digestAt !== undefined ? `sha256:${scan.right.digestAt.digest}` : null
+    if (found !== link.sourceRuntimeEventPrefixDigest) {
+      problems.push(
+        `run ${run.header.runId}: the prefix digest it records of run ${link.sourceRunId} differs in the copy`,
+      )
+    }
+  }
   const claims = await destination.claims.list(sessionId)()
   if (claims._tag === 'Left' || claims.right.length !== copy.claims.length) problems.push('claims differ')
   const shellRuns = await destination.shellRuns.list(sessionId)()

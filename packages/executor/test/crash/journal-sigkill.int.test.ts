@@ -16,6 +16,7 @@ import {
   exists,
   interruptTurnAt,
   killAllChildren,
+  listRunIds,
   makeWorld,
   removeWorlds,
   restartedRuntime,
@@ -141,6 +142,64 @@ describe('a foreground command that outlives its agent (reattach)', () => {
       expect(response?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
       expect(response?.actions?.toolOutcome?.settlementOrigin).toBe('reattached')
       expect(await readFile(`${world.workspaceDir}/runs.txt`, 'utf8')).toBe('ran\n')
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+describe('resume waits for a command still running', () => {
+  const killedWhileRunning = async (name: string) => {
+    const world = await makeWorld(name)
+    const command = `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; echo finished`
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'turn',
+      markerPath: world.path('turn.marker'),
+      journal: true,
+      turnScript: [{ toolCall: { name: 'shell', args: { command } } }, { text: 'Done.' }],
+    })
+    expect((await child.exited).signal).toBe('SIGKILL')
+    const host = restartedRuntime(world, { journal: true, continuationSteps: [{ text: 'All done.' }] })
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    return { world, host }
+  }
+
+  it(
+    'reports the command while it runs, writes nothing meanwhile, then continues from its end',
+    async () => {
+      const { world, host } = await killedWhileRunning('journal-wait')
+      const seen: Array<string> = []
+      const result = await host.runtime.resume(
+        { sessionId: world.sessionId, wait: { pollMs: 20 } },
+        {
+          onWaiting: async (operations) => {
+            seen.push(...operations.map((op) => op.toolName))
+            // Nothing was written while waiting: still one run in the session.
+            expect(await listRunIds(world)).toHaveLength(1)
+            await writeFile(`${world.workspaceDir}/release`, '')
+          },
+        },
+      )
+      expect(seen[0]).toBe('shell')
+      expect(result).toMatchObject({ _tag: 'Finished', status: 'completed' })
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'parks with tool_still_running when the wait is stopped, and at once without a wait',
+    async () => {
+      const { world, host } = await killedWhileRunning('journal-nowait')
+      const parked = await host.runtime.resume({ sessionId: world.sessionId })
+      expect(parked).toMatchObject({ _tag: 'Parked', plan: { rejectionReasons: ['tool_still_running'] } })
+      const stop = new AbortController()
+      const stopped = await host.runtime.resume(
+        { sessionId: world.sessionId, wait: { signal: stop.signal, pollMs: 20 } },
+        { onWaiting: () => stop.abort() },
+      )
+      expect(stopped).toMatchObject({ _tag: 'Parked', plan: { rejectionReasons: ['tool_still_running'] } })
+      expect(await listRunIds(world)).toHaveLength(1)
+      await writeFile(`${world.workspaceDir}/release`, '')
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )

@@ -207,3 +207,16 @@ export const boundaryUnclaimed: Gate<
     ? E.right(undefined)
     : park('continuation_already_exists', { existingRunId: holder.runId, heldBy: holder.heldBy, highWater })
 }
+
+/**
+ * Exit 8a (Phase 2): every link of the chain that recorded its source's prefix digest still finds
+ * it — the ancestor's rows up to the pin hash to what the link recorded. A link without a digest
+ * (legacy, or a store that cannot hash) is not checked.
+ * @category gates
+ */
+export const chainDigestsHold: Gate<Pick<ChainOutline, 'digestMismatches'>, void> = ({ digestMismatches }) => {
+  const first = digestMismatches[0]
+  return first === undefined
+    ? E.right(undefined)
+    : park('source_prefix_digest_mismatch', { ...first, links: digestMismatches })
+}
