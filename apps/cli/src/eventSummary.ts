@@ -116,7 +116,7 @@ export const summarizeEvent = (event: RuntimeEvent, context: SummaryContext = {}
       const denied = context.deniedCallIds?.has(content.id) === true
       // A settlement (Phase 2) says where its response came from.
       const origin = event.actions?.toolOutcome?.settlementOrigin
-      const settled = origin === undefined || origin === 'normal_t2' ? '' : ` (${SETTLED[origin]})`
+      const settled = origin === undefined || origin === 'normal_t2' || denied ? '' : ` (${SETTLED[origin]})`
       return {
         role,
         kind: 'function_response',
