@@ -53,7 +53,14 @@ export interface JournaledCallInput {
 
 /**
  * Appends a tool's response row. With `journal` (a protocol run) the outcome rides on the row the
- * model sees, with the operation id, and the row is durable; without, it is Phase 1's response row.
+ * model sees, with the operation id; without, it is Phase 1's response row.
+ *
+ * The response of an implementation that ran (`normal_t2`, `reissue_t2`) is not fsynced on its own:
+ * the run's next durable append — the next call's dispatch, a settlement, the terminal row — makes
+ * it durable with every row before it, so the journal costs one durable append per call (decision
+ * 154). A process crash loses nothing written; a power loss that takes the response leaves the
+ * operation dispatched with no response, which planning decides by its recovery mode. A refusal
+ * before T1 and a settlement that ran nothing stay durable at once.
  * @category constructors
  */
 export const appendToolResponse = async (
@@ -89,7 +96,7 @@ export const appendToolResponse = async (
           ? { toolCallId: call.id }
           : { toolCallId: call.id, operationId: makeNonEmptyStringUnsafe(journal.operationId) },
     },
-    { durable: journal !== undefined },
+    { durable: journal !== undefined && journal.origin !== 'normal_t2' && journal.origin !== 'reissue_t2' },
   )()
   return E.map(() => undefined)(appended)
 }
