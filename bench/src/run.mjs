@@ -3,7 +3,7 @@
  * floors, in the same run and interleaved (repetition i runs every variant of a group before
  * repetition i + 1 starts, in a rotating order), so load on a shared machine hits both sides.
  *
- *   node src/run.mjs [--quick] [--reps N] [--cli PATH] [--label after|before] [--check]
+ *   node src/run.mjs [--quick] [--reps N] [--journal-reps N] [--only GROUPS] [--cli PATH] [--label after|before] [--check]
  *
  * Groups (sizes in --quick mode in brackets):
  *   ledger  `resume plan --json` and `resume` at 10k / 100k / 1M events [2k / 20k] against a node
@@ -15,13 +15,29 @@
  *   stores  durable appends/s and claim latency, JSONL, SQLite and PostgreSQL (a scratch cluster
  *           of its own), each against its floor (src/stores.mjs); `resume plan --json` at 100k
  *           events [20k] on JSONL, SQLite and PostgreSQL
+ *   journal `maka run`, a turn of 20 `read_file` calls, with the tool journal off and on: (on − off)
+ *           / 20 against one bare `write` + `fsync` of the journal's row size in the same folder,
+ *           timed inside a floor process of 20 such appends (the whole floor process, less the same
+ *           process with 0 appends and less `node -e 0`, is reported too); 50 repetitions [10]
+ *           (`--journal-reps`), each in the reverse order of the one before. Its results and its
+ *           block of `docs/performance.md` are its own: `results/journal.json`
  * Each variant: ≥ 5 repetitions [3], wall time median and min, peak RSS (`/usr/bin/time`'s
  * maximum resident set size) median. Writes `results/<label>.json` (`latest.json` for the
  * default label `after`) and, when both exist, the table in `docs/performance.md`. Exit code 0 —
  * it is a report — unless `--check` is given and a target is missed.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -51,16 +67,22 @@ const parseArgs = (argv) => {
     else if (arg === '--only') options.only = argv[++i].split(',')
     else if (arg === '--events') options.events = argv[++i].split(',').map(Number)
     else if (arg === '--sessions') options.sessions = Number(argv[++i])
+    else if (arg === '--journal-reps') options.journalReps = Number(argv[++i])
     else if (arg === '--') continue
     else
       throw new Error(
-        `unknown option ${arg} (use --quick, --reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores), --check)`,
+        `unknown option ${arg} (use --quick, --reps N, --journal-reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores,journal), --check)`,
       )
   }
   if (options.reps !== undefined && (!Number.isSafeInteger(options.reps) || options.reps < 1)) {
     throw new Error('--reps needs a positive integer')
   }
   options.reps ??= options.quick ? 3 : 5
+  if (options.journalReps !== undefined && (!Number.isSafeInteger(options.journalReps) || options.journalReps < 2)) {
+    throw new Error('--journal-reps needs an integer of 2 or more')
+  }
+  // The journal's cost is a few milliseconds in a turn of ~100: it needs many more repetitions.
+  options.journalReps ??= options.quick ? 10 : 50
   return options
 }
 
@@ -74,11 +96,15 @@ const env = { ...process.env, MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1', NO_COLOR: 
 delete env.MAKA_HOME
 
 // One process, timed from spawn to exit; stdout goes to /dev/null, stderr is kept for errors.
-const runOnce = (args, expectCodes) => {
+const runOnce = (args, expectCodes, runEnv = env) => {
   const argv =
     timeBin === null ? [process.execPath, ...args] : [timeBin, '-f', '%M', '-o', rssFile, process.execPath, ...args]
   const started = process.hrtime.bigint()
-  const child = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', devNull, 'pipe'], env, maxBuffer: 1 << 24 })
+  const child = spawnSync(argv[0], argv.slice(1), {
+    stdio: ['ignore', devNull, 'pipe'],
+    env: runEnv,
+    maxBuffer: 1 << 24,
+  })
   const ms = Number(process.hrtime.bigint() - started) / 1e6
   if (!expectCodes.includes(child.status)) {
     throw new Error(`${args.join(' ')} exited ${child.status}: ${String(child.stderr).slice(0, 2000)}`)
@@ -256,6 +282,179 @@ const coldGroup = () => {
   return { results }
 }
 
+// Issue 22 item 7: what the tool journal costs a turn. `maka run` with a scripted model (no delays)
+// whose turn is JOURNAL_CALLS `read_file` calls and then a text, with the journal off and on, against
+// JOURNAL_CALLS bare durable appends (floors/writeFsync.mjs: `write` of a row of the journal's size +
+// `fsync`, into the same folder as the runs' data dirs), each floor process against the same process
+// with no append. Every repetition runs the variants in the reverse order of the one before, so
+// journal off and on, and the floor with and without its appends, always run back to back and a
+// pair of repetitions cancels a linear drift of the machine's load (decision 165).
+const JOURNAL_CALLS = 20
+
+// The one ledger a turn of the group wrote, and what is in it.
+const turnLedger = (dataDir) => {
+  const sessions = join(dataDir, 'sessions')
+  const [session] = readdirSync(sessions)
+  const runs = join(sessions, session, 'runs')
+  const [run] = readdirSync(runs)
+  const lines = readFileSync(join(runs, run, 'runtime-events.jsonl'), 'utf8')
+    .split('\n')
+    .slice(0, -1)
+  const rows = lines.map((line) => ({ bytes: Buffer.byteLength(line) + 1, row: JSON.parse(line) }))
+  const perCall = rows.filter(
+    (r) => r.row.actions?.toolDispatch !== undefined || r.row.content?.kind === 'function_response',
+  )
+  return {
+    rows: rows.length,
+    bytes: rows.reduce((sum, r) => sum + r.bytes, 0),
+    dispatchRows: rows.filter((r) => r.row.actions?.toolDispatch !== undefined).length,
+    responseRows: rows.filter((r) => r.row.content?.kind === 'function_response').length,
+    // The rows a protocol run writes durably per call (T1 and T2), their mean size: the floor's row.
+    perCallRowBytes: Math.round(perCall.reduce((sum, r) => sum + r.bytes, 0) / perCall.length),
+  }
+}
+
+const journalGroup = () => {
+  process.stderr.write('journal: preparing\n')
+  const reps = options.journalReps
+  const root = mkdtempSync(join(tmpdir(), 'maka-bench-journal-'))
+  const ws = join(root, 'workspace')
+  mkdirSync(ws)
+  writeFileSync(join(ws, 'notes.txt'), 'A short note that every call of the turn reads.\n')
+  const script = join(root, 'script.json')
+  const calls = Array.from({ length: JOURNAL_CALLS }, () => ({
+    toolCall: { name: 'read_file', args: { path: 'notes.txt' } },
+  }))
+  writeFileSync(script, JSON.stringify([...calls, { text: 'I read notes.txt.' }]))
+  const dataDir = join(root, 'data')
+  const clean = () => rmSync(dataDir, { recursive: true, force: true })
+  // Each turn also reports its own CPU time at exit (src/cpuAtExit.cjs), on and off alike.
+  const cpuOut = join(root, 'cpu')
+  const turnArgs = [
+    '--require',
+    join(here, 'cpuAtExit.cjs'),
+    ...cli('run', '--cwd', ws, '--data-dir', dataDir, '--script', script, 'Read notes.txt.'),
+  ]
+  const journalEnv = (value) => ({ ...env, MAKA_RUNTIME_TOOL_JOURNAL: value, BENCH_CPU_OUT: cpuOut })
+  // One turn each way first: it writes the commands' code cache if a build left none, and shows
+  // that the journal really is on in one and off in the other.
+  const ledgers = {}
+  for (const [name, value] of [
+    ['off', '0'],
+    ['on', '1'],
+  ]) {
+    clean()
+    runOnce(turnArgs, [0], journalEnv(value))
+    ledgers[name] = turnLedger(dataDir)
+    clean()
+  }
+  if (ledgers.on.dispatchRows !== JOURNAL_CALLS || ledgers.off.dispatchRows !== 0) {
+    throw new Error(
+      `journal: expected ${JOURNAL_CALLS} dispatch rows with the journal on and none off, found ${ledgers.on.dispatchRows} and ${ledgers.off.dispatchRows}`,
+    )
+  }
+  const rowBytes = ledgers.on.perCallRowBytes
+  const floorOut = join(root, 'floor-ns')
+  const floorArgs = (count) => floor('writeFsync.mjs', root, String(count), String(rowBytes), floorOut)
+  const variants = [
+    { name: 'node -e 0', args: ['-e', '0'] },
+    { name: 'journal off', args: turnArgs, env: journalEnv('0'), after: clean },
+    { name: 'journal on', args: turnArgs, env: journalEnv('1'), after: clean },
+    { name: 'floor, 0 appends', args: floorArgs(0) },
+    { name: `floor, ${JOURNAL_CALLS} appends`, args: floorArgs(JOURNAL_CALLS) },
+  ]
+  const samples = new Map(variants.map((v) => [v.name, []]))
+  const inProcessNs = []
+  const cpu = new Map([
+    ['journal off', []],
+    ['journal on', []],
+  ])
+  for (let rep = 0; rep < reps; rep += 1) {
+    const order = rep % 2 === 0 ? variants : [...variants].reverse()
+    for (const v of order) {
+      samples.get(v.name).push(runOnce(v.args, [0], v.env ?? env))
+      if (v.name === `floor, ${JOURNAL_CALLS} appends`) inProcessNs.push(Number(readFileSync(floorOut, 'utf8')))
+      if (cpu.has(v.name)) {
+        const [us, switches] = readFileSync(cpuOut, 'utf8').trim().split(' ').map(Number)
+        cpu.get(v.name).push({ us, switches })
+      }
+      if (v.after !== undefined) v.after()
+    }
+    if ((rep + 1) % 10 === 0 || rep + 1 === reps)
+      process.stderr.write(`  journal: repetition ${rep + 1}/${reps} done\n`)
+  }
+  rmSync(root, { recursive: true, force: true })
+  const results = {}
+  for (const [name, xs] of samples) {
+    results[name] = {
+      medianMs: median(xs.map((x) => x.ms)),
+      minMs: Math.min(...xs.map((x) => x.ms)),
+      medianRssBytes: median(xs.map((x) => x.rssBytes)),
+      maxRssBytes: Math.max(...xs.map((x) => x.rssBytes)),
+      samplesMs: xs.map((x) => Math.round(x.ms)),
+    }
+  }
+  const ms = (name) => samples.get(name).map((x) => x.ms)
+  const pairedMedian = (a, b) => median(ms(a).map((x, i) => x - ms(b)[i]))
+  const pairedCpu = (key) => median(cpu.get('journal on').map((x, i) => x[key] - cpu.get('journal off')[i][key]))
+  const round = (x) => Number(x.toFixed(4))
+  const on = 'journal on'
+  const off = 'journal off'
+  const full = `floor, ${JOURNAL_CALLS} appends`
+  const empty = 'floor, 0 appends'
+  const perCallMs = (results[on].medianMs - results[off].medianMs) / JOURNAL_CALLS
+  const perAppendMs = (results[full].medianMs - results[empty].medianMs) / JOURNAL_CALLS
+  return {
+    calls: JOURNAL_CALLS,
+    reps,
+    rowBytes,
+    ledgers,
+    results,
+    perCall: {
+      journalMs: round(perCallMs),
+      appendMs: round(perAppendMs),
+      pairedJournalMs: round(pairedMedian(on, off) / JOURNAL_CALLS),
+      pairedAppendMs: round(pairedMedian(full, empty) / JOURNAL_CALLS),
+      inProcessAppendMs: round(median(inProcessNs) / 1e6 / JOURNAL_CALLS),
+      appendOverNodeMs: round((results[full].medianMs - results['node -e 0'].medianMs) / JOURNAL_CALLS),
+      // Median of back-to-back differences of each turn's own user + system time, and its voluntary
+      // context switches (a blocking fsync is one).
+      pairedJournalCpuMs: round(pairedCpu('us') / 1000 / JOURNAL_CALLS),
+      pairedJournalSwitches: round(pairedCpu('switches') / JOURNAL_CALLS),
+    },
+  }
+}
+
+// The target divides by the floor's appends as timed inside the floor process: 20 appends take ~4 ms,
+// less than the spread of a process's start on a shared machine, so the floor's whole-process
+// difference (floor 20 − floor 0) is reported but can even come out negative (decision 165). A
+// ratio over a floor difference of 0 or less is no figure at all: null.
+const journalVerdicts = (journal) => {
+  const p = journal.perCall
+  const value = (x, floorMs) => (floorMs > 0 ? Number((x / floorMs).toFixed(3)) : null)
+  const cost = value(p.journalMs, p.inProcessAppendMs)
+  return [
+    {
+      name: `tool journal, cost per call (on − off, ${journal.calls} calls) vs one write+fsync timed in the floor process`,
+      value: cost,
+      limit: 1.3,
+      met: cost !== null && cost <= 1.3,
+    },
+    {
+      name: 'the same, medians of back-to-back differences (report only)',
+      value: value(p.pairedJournalMs, p.inProcessAppendMs),
+    },
+    {
+      name: `the same, against (floor ${journal.calls} − floor 0) / ${journal.calls}, whole processes (report only)`,
+      value: value(p.journalMs, p.appendMs),
+    },
+    {
+      name: `the same, against (floor ${journal.calls} − node -e 0) / ${journal.calls}, whole processes (report only)`,
+      value: value(p.journalMs, p.appendOverNodeMs),
+    },
+  ]
+}
+
 const ratio = (a, b) => a / b
 const verdicts = (report) => {
   const out = []
@@ -355,6 +554,16 @@ const machine = () => ({
 
 const main = async () => {
   const wants = (group) => options.only === undefined || options.only.includes(group)
+  const mainGroups = ['cold', 'tree', 'ledger', 'stores']
+  const missed = []
+  if (mainGroups.some(wants)) missed.push(...(await mainReport(wants)))
+  if (wants('journal')) missed.push(...journalReport())
+  if (options.check && missed.length > 0) process.exitCode = 1
+}
+
+// The groups of issues 11 and 14: `results/latest.json` (or `<label>.json`) and the main block of
+// docs/performance.md. Returns the targets missed.
+const mainReport = async (wants) => {
   const report = {
     label: options.label,
     date: new Date().toISOString(),
@@ -379,8 +588,42 @@ const main = async () => {
   process.stderr.write(`\nwrote ${file}\n`)
   const docs = writePerformanceDoc()
   if (docs !== null) process.stderr.write(`wrote ${docs}\n`)
-  const missed = report.targets.filter((t) => t.met === false)
-  if (options.check && missed.length > 0) process.exitCode = 1
+  return report.targets.filter((t) => t.met === false)
+}
+
+// The journal group (issue 22) keeps results of its own — `results/journal.json`, the one before as
+// `journal-previous.json`, other labels `journal-<label>.json` — and its own block of
+// docs/performance.md, so `--only journal` leaves the other groups' results and tables as they are
+// (decision 166). Returns the targets missed.
+const journalReport = () => {
+  const report = {
+    label: options.label,
+    date: new Date().toISOString(),
+    quick: options.quick,
+    reps: options.journalReps,
+    cli: options.cli,
+    machine: machine(),
+    loadAverageAtStart: loadavg().map((x) => Number(x.toFixed(2))),
+  }
+  report.journal = journalGroup()
+  report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
+  report.targets = journalVerdicts(report.journal)
+  if (report.loadAverageAtStart[0] > report.machine.cpus) {
+    // Every fsync waits for the file system's shared journal commit, so other work's writes set
+    // both sides' fsync times, and not alike: such a run's ratio is no verdict.
+    process.stderr.write(
+      `journal: load average ${report.loadAverageAtStart[0]} on ${report.machine.cpus} cores at start; rerun on a quiet machine before reading the ratio\n`,
+    )
+  }
+  mkdirSync(resultsDir, { recursive: true })
+  const file = join(resultsDir, options.label === 'after' ? 'journal.json' : `journal-${options.label}.json`)
+  if (options.label === 'after' && existsSync(file)) renameSync(file, join(resultsDir, 'journal-previous.json'))
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`)
+  process.stdout.write(`${journalTables(report).join('\n')}\n`)
+  process.stderr.write(`\nwrote ${file}\n`)
+  const docs = writeJournalDoc()
+  if (docs !== null) process.stderr.write(`wrote ${docs}\n`)
+  return report.targets.filter((t) => t.met === false)
 }
 
 const fmtMs = (ms) => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(0)} ms`)
@@ -389,10 +632,14 @@ const fmtMb = (bytes) => (Number.isNaN(bytes) ? 'n/a' : `${(bytes / 2 ** 20).toF
 const printReport = (report) => {
   const rows = tableRows(report)
   for (const row of rows) process.stdout.write(`${row.join('  |  ')}\n`)
+  printTargets(report.targets)
+}
+
+const printTargets = (targets) => {
   process.stdout.write('\nTargets:\n')
-  for (const t of report.targets) {
+  for (const t of targets) {
     process.stdout.write(
-      `  ${t.met === undefined ? 'info' : t.met ? 'met ' : 'MISS'}  ${t.name}: ${t.value}${t.limit === undefined ? '' : ` (≤ ${t.limit})`}\n`,
+      `  ${t.met === undefined ? 'info' : t.met ? 'met ' : 'MISS'}  ${t.name}: ${t.value ?? 'n/a'}${t.limit === undefined ? '' : ` (≤ ${t.limit})`}\n`,
     )
   }
 }
@@ -432,23 +679,60 @@ const tableRows = (report) => {
 }
 
 // docs/performance.md: the latest report and, when recorded, the "before" one, between markers.
+const runLine = (report) =>
+  `${report.date}, ${report.quick ? 'quick mode, ' : ''}${report.reps} repetitions, ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, load average ${report.loadAverageAtStart.join(' ')} at start and ${report.loadAverageAtEnd.join(' ')} at the end; CLI \`${relativeCli(report.cli)}\`.`
+
+const targetTable = (targets) => [
+  '| target | value | limit | met |',
+  '| --- | --- | --- | --- |',
+  ...targets.map(
+    (t) =>
+      `| ${t.name} | ${t.value ?? 'n/a'} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
+  ),
+]
+
 const reportSection = (title, report) => [
   `### ${title}`,
   '',
-  `${report.date}, ${report.quick ? 'quick mode, ' : ''}${report.reps} repetitions, ${report.machine.cpus} × ${report.machine.cpuModel}, ${report.machine.memoryGiB} GiB, Node ${report.machine.node}, load average ${report.loadAverageAtStart.join(' ')} at start and ${report.loadAverageAtEnd.join(' ')} at the end; CLI \`${relativeCli(report.cli)}\`.`,
+  runLine(report),
   '',
   '| what | median | min | peak RSS (median) |',
   '| --- | --- | --- | --- |',
   ...tableRows(report).map((r) => `| ${r.join(' | ')} |`),
   '',
-  '| target | value | limit | met |',
-  '| --- | --- | --- | --- |',
-  ...report.targets.map(
-    (t) =>
-      `| ${t.name} | ${t.value} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
-  ),
+  ...targetTable(report.targets),
   '',
 ]
+
+// The journal group's tables: the processes, the cost per call and per append, the targets.
+const journalTables = (report) => {
+  const j = report.journal
+  const p = j.perCall
+  // Results written before a figure existed show a dash for it.
+  const fmt = (x) => (x === undefined ? '—' : `${x.toFixed(3)} ms`)
+  return [
+    `A turn of ${j.calls} \`read_file\` calls and a text; floor rows of ${j.rowBytes} bytes (the mean of the turn's dispatch and response rows). Ledger of the turn: ${j.ledgers.off.rows} rows (${j.ledgers.off.bytes} bytes) with the journal off, ${j.ledgers.on.rows} rows (${j.ledgers.on.bytes} bytes) on.`,
+    '',
+    '| process | median | min | peak RSS (median) |',
+    '| --- | --- | --- | --- |',
+    ...Object.entries(j.results).map(
+      ([name, v]) => `| ${name} | ${fmtMs(v.medianMs)} | ${fmtMs(v.minMs)} | ${fmtMb(v.medianRssBytes)} |`,
+    ),
+    '',
+    '| per tool call or append | from the medians | median of back-to-back differences |',
+    '| --- | --- | --- |',
+    `| journal on − off, per call | ${fmt(p.journalMs)} | ${fmt(p.pairedJournalMs)} |`,
+    `| floor ${j.calls} − floor 0, per write+fsync | ${fmt(p.appendMs)} | ${fmt(p.pairedAppendMs)} |`,
+    `| journal on − off, CPU per call (user + system, the turn's own \`resourceUsage()\`) | — | ${fmt(p.pairedJournalCpuMs)} |`,
+    `| journal on − off, voluntary context switches per call | — | ${p.pairedJournalSwitches ?? '—'} |`,
+    `| floor, timed inside its process, per write+fsync | ${fmt(p.inProcessAppendMs)} | — |`,
+    `| (floor ${j.calls} − node -e 0) / ${j.calls} | ${fmt(p.appendOverNodeMs)} | — |`,
+    '',
+    ...targetTable(report.targets),
+  ]
+}
+
+const journalSection = (title, report) => [`### ${title}`, '', runLine(report), '', ...journalTables(report), '']
 
 const relativeCli = (path) => (path.startsWith(repoRoot) ? path.slice(repoRoot.length + 1) : path)
 
@@ -472,9 +756,42 @@ const writePerformanceDoc = () => {
   ].join('\n')
   const current = readFileSync(docPath, 'utf8')
   writeFileSync(docPath, current.replace(/<!-- bench:start[\s\S]*?<!-- bench:end -->/, block))
-  // The repository checks formatting, so the generated tables are laid out as prettier would.
+  formatDoc(docPath)
+  return docPath
+}
+
+// The repository checks formatting, so the generated tables are laid out as prettier would.
+const formatDoc = (docPath) => {
   const prettier = join(repoRoot, 'node_modules', '.bin', 'prettier')
   if (existsSync(prettier)) spawnSync(prettier, ['--write', docPath], { stdio: 'ignore' })
+}
+
+// docs/performance.md: the journal group's latest and previous runs, between markers of their own.
+const writeJournalDoc = () => {
+  const docPath = join(repoRoot, 'docs', 'performance.md')
+  const sections = []
+  for (const [title, file] of [
+    ['Latest journal run', 'journal.json'],
+    ['Previous journal run', 'journal-previous.json'],
+  ]) {
+    const path = join(resultsDir, file)
+    if (existsSync(path)) sections.push(...journalSection(title, JSON.parse(readFileSync(path, 'utf8'))))
+  }
+  const pattern = /<!-- bench:journal:start[\s\S]*?<!-- bench:journal:end -->/
+  if (sections.length === 0 || !existsSync(docPath)) return null
+  const current = readFileSync(docPath, 'utf8')
+  if (!pattern.test(current)) return null
+  const block = [
+    '<!-- bench:journal:start (written by `pnpm bench --only journal` and full runs; edit outside the markers) -->',
+    '',
+    ...sections,
+    '<!-- bench:journal:end -->',
+  ].join('\n')
+  writeFileSync(
+    docPath,
+    current.replace(pattern, () => block),
+  )
+  formatDoc(docPath)
   return docPath
 }
 

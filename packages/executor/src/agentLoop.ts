@@ -19,7 +19,7 @@ import {
   providerFailure,
 } from '@maka/providers'
 import { type ShellRunRecorder, type Tool, type ToolOutcome, shellRunDirOf } from '@maka/tools'
-import { runJournaledCall } from './journaledCall.js'
+import { appendToolResponse, runJournaledCall } from './journaledCall.js'
 import { authorise } from './toolPermission.js'
 import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriteFailure, type RunWriter } from './runWriter.js'
@@ -284,18 +284,7 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
             ? { result: { error: 'Permission denied.' }, isError: true }
             : await runTool(input, tool, call)
       }
-      const responded = await writer.append({
-        role: 'tool',
-        author: 'tool',
-        content: {
-          kind: 'function_response',
-          id: call.id,
-          name: call.name,
-          result: outcome.result,
-          ...(outcome.isError ? { isError: true } : {}),
-        },
-        refs: { toolCallId: call.id },
-      })()
+      const responded = await appendToolResponse(writer, call, outcome)
       if (E.isLeft(responded)) return responded
       await input.crashPoint('after_tool_response')
     }

@@ -20,7 +20,7 @@ import { type Tool, type ToolOutcome, computeReconcileBasis, recoveryModeOf } fr
 import * as E from 'fp-ts/lib/Either.js'
 import type { LoopInput } from './agentLoop.js'
 import type { CrashPoint } from './RuntimeDeps.js'
-import type { RunWriteFailure } from './runWriter.js'
+import type { RunWriteFailure, RunWriter } from './runWriter.js'
 import { authorise } from './toolPermission.js'
 
 /**
@@ -51,21 +51,35 @@ export interface JournaledCallInput {
   readonly args: unknown
 }
 
-// A protocol response: the outcome rides on the row the model sees.
-const appendResponse = async (
-  input: LoopInput,
-  call: JournaledCallInput,
+/**
+ * Appends a tool's response row. With `journal` (a protocol run) the outcome rides on the row the
+ * model sees, with the operation id; without, it is Phase 1's response row.
+ *
+ * The response of an implementation that ran (`normal_t2`, `reissue_t2`) is not fsynced on its own:
+ * the run's next durable append — the next call's dispatch, a settlement, the terminal row — makes
+ * it durable with every row before it, so the journal costs one durable append per call (decision
+ * 154). A process crash loses nothing written; a power loss that takes the response leaves the
+ * operation dispatched with no response, which planning decides by its recovery mode. A refusal
+ * before T1 and a settlement that ran nothing stay durable at once.
+ * @category constructors
+ */
+export const appendToolResponse = async (
+  writer: RunWriter,
+  call: { readonly id: NonEmptyString; readonly name: NonEmptyString },
   outcome: ToolOutcome,
-  journal: { readonly operationId: string; readonly origin: SettlementOrigin; readonly attempt?: number },
+  journal?: { readonly operationId: string; readonly origin: SettlementOrigin; readonly attempt?: number },
 ): Promise<E.Either<RunWriteFailure, void>> => {
-  const toolOutcome = makeToolOutcome({
-    operationId: journal.operationId,
-    settlementOrigin: journal.origin,
-    ...(journal.attempt === undefined ? {} : { attempt: journal.attempt }),
-  })
+  const toolOutcome =
+    journal === undefined
+      ? undefined
+      : makeToolOutcome({
+          operationId: journal.operationId,
+          settlementOrigin: journal.origin,
+          ...(journal.attempt === undefined ? {} : { attempt: journal.attempt }),
+        })
   // Built from values this module chose; a Left is a bug here, never the user's input.
-  if (E.isLeft(toolOutcome)) throw new TypeError(`tool outcome: ${toolOutcome.left}`)
-  const appended = await input.writer.append(
+  if (toolOutcome !== undefined && E.isLeft(toolOutcome)) throw new TypeError(`tool outcome: ${toolOutcome.left}`)
+  const appended = await writer.append(
     {
       role: 'tool',
       author: 'tool',
@@ -76,10 +90,13 @@ const appendResponse = async (
         result: outcome.result,
         ...(outcome.isError ? { isError: true } : {}),
       },
-      actions: { toolOutcome: toolOutcome.right },
-      refs: { toolCallId: call.id, operationId: makeNonEmptyStringUnsafe(journal.operationId) },
+      ...(toolOutcome === undefined ? {} : { actions: { toolOutcome: toolOutcome.right } }),
+      refs:
+        journal === undefined
+          ? { toolCallId: call.id }
+          : { toolCallId: call.id, operationId: makeNonEmptyStringUnsafe(journal.operationId) },
     },
-    { durable: true },
+    { durable: journal !== undefined && journal.origin !== 'normal_t2' && journal.origin !== 'reissue_t2' },
   )()
   return E.map(() => undefined)(appended)
 }
@@ -100,7 +117,7 @@ export const runJournaledCall = async (
 ): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
   const { writer } = input
   const refuse = async (outcome: ToolOutcome): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
-    const answered = await appendResponse(input, call, outcome, {
+    const answered = await appendToolResponse(input.writer, call, outcome, {
       operationId: journal.operationId,
       origin: 'pre_t1_synthetic',
     })
@@ -152,7 +169,7 @@ export const runJournaledCall = async (
   // 4. The implementation.
   const outcome = await run(tool, { operationId: journal.operationId, attempt: journal.attempt })
   // 5. T2, durable.
-  const answered = await appendResponse(input, call, outcome, {
+  const answered = await appendToolResponse(input.writer, call, outcome, {
     operationId: journal.operationId,
     origin: journal.origin,
     attempt: journal.attempt,

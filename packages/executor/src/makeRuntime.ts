@@ -76,7 +76,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
   // The plan, and the headers it was made from: the continuation's model is resolved from the source
   // header planning read, so no second read stands between the plan and the execution — a source
   // that changes after planning is execution's to find (revalidation), not the resolver's.
-  const planReading = async (request: { readonly sessionId: string; readonly runId?: string }) => {
+  // `quiet`: a plan made again while waiting for a command is not announced (the wait is one decision).
+  const planReading = async (request: { readonly sessionId: string; readonly runId?: string }, quiet = false) => {
     const headers = new Map<string, AgentRun>()
     const reading = makeRuntimeContinuationPlanner({
       ...plannerDeps,
@@ -93,7 +94,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       },
     })
     const result = await reading.plan(request)()
-    announce(request.sessionId, result)
+    if (!quiet) announce(request.sessionId, result)
     return { plan: result, headers }
   }
 
@@ -197,8 +198,10 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       if (deadlines.some((d) => d === null || now() > d)) return current
       await observer.onWaiting?.(waiting.map(({ deadline: _d, ...op }) => op))
       if (await pause(wait?.pollMs ?? 500, wait?.signal)) return current
-      current = await planReading(planRequest)
+      current = await planReading(planRequest, true)
     }
+    // The wait ended with another decision: that one is announced.
+    announce(request.sessionId, current.plan)
     return current
   }
 

@@ -6,14 +6,14 @@
  * it ended. Each ends with one durable response, so the model sees exactly one response per call.
  * The args of a reissue come from the call row revalidation re-read, never from the plan.
  */
-import { type SettlementEntry, type SettlementOrigin, makeNonEmptyStringUnsafe, makeToolOutcome } from '@maka/events'
+import { type SettlementEntry, type SettlementOrigin, makeNonEmptyStringUnsafe } from '@maka/events'
 import { findReattachRecord } from '@maka/host-inspector'
 import type { OpenOperation } from '@maka/projection'
 import type { StorePorts } from '@maka/stores'
 import { type ToolOutcome, shellOutcomeOf, shellResultFromFiles, shellRunDirOf } from '@maka/tools'
 import * as E from 'fp-ts/lib/Either.js'
 import { type LoopInput, runTool } from './agentLoop.js'
-import { runJournaledCall } from './journaledCall.js'
+import { appendToolResponse, runJournaledCall } from './journaledCall.js'
 import type { LifecycleSink } from './RuntimeDeps.js'
 import { emitSafely } from './lifecycle.js'
 import type { RunWriteFailure } from './runWriter.js'
@@ -41,27 +41,11 @@ const appendSettlement = async (
   outcome: ToolOutcome,
   origin: Extract<SettlementOrigin, 'reconcile_applied' | 'reattached'>,
 ): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
-  const toolOutcome = makeToolOutcome({ operationId: operation.operationId, settlementOrigin: origin })
-  if (E.isLeft(toolOutcome)) throw new TypeError(`tool outcome: ${toolOutcome.left}`)
-  const appended = await loop.writer.append(
-    {
-      role: 'tool',
-      author: 'tool',
-      content: {
-        kind: 'function_response',
-        id: makeNonEmptyStringUnsafe(operation.toolCallId),
-        name: makeNonEmptyStringUnsafe(operation.toolName),
-        result: outcome.result,
-        ...(outcome.isError ? { isError: true } : {}),
-      },
-      actions: { toolOutcome: toolOutcome.right },
-      refs: {
-        toolCallId: operation.toolCallId,
-        operationId: makeNonEmptyStringUnsafe(operation.operationId),
-      },
-    },
-    { durable: true },
-  )()
+  const call = {
+    id: makeNonEmptyStringUnsafe(operation.toolCallId),
+    name: makeNonEmptyStringUnsafe(operation.toolName),
+  }
+  const appended = await appendToolResponse(loop.writer, call, outcome, { operationId: operation.operationId, origin })
   if (E.isLeft(appended)) return appended
   await loop.crashPoint('after_settlement_committed')
   return E.right(origin)

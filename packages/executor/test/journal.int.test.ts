@@ -25,7 +25,7 @@ const rowKinds = (ledger: ReadonlyArray<RuntimeEvent>) =>
   )
 
 describe('a turn that writes the tool journal', () => {
-  it('marks row 1, dispatches durably before the tool runs and answers durably with the outcome', async () => {
+  it('marks row 1, dispatches durably before the tool runs and answers with the outcome, made durable by the next durable row', async () => {
     const w = await world({ journal: true })
     w.script([{ toolCall: { name: 'mutate', args: { label: 'x' } } }, { text: 'Done.' }])
     const trace: Array<string> = []
@@ -41,7 +41,8 @@ describe('a turn that writes the tool journal', () => {
       'row permission request',
       'row permission allow',
       'row system no content (durable)',
-      'row tool function_response (durable)',
+      // One durable append per call: the response rides on the next durable row (here the terminal).
+      'row tool function_response',
       'row model text',
       'row terminal completed (durable)',
       'header completed (durable)',
