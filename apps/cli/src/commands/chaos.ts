@@ -80,14 +80,15 @@ const argsFor =
       : [bin(), 'resume', ...data, '--session', spec.sessionId, '--yes', '--script', spec.scriptPath]
   }
 
-const host = (store: ChaosStore, journal?: 'on' | 'off'): ChaosHost => {
+const host = (store: ChaosStore, journal: 'on' | 'off'): ChaosHost => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...store.env,
     MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1',
     NO_COLOR: '1',
-    // `--journal` decides for every child; without it, the children run as before (Phase 1's writes).
-    ...(journal === undefined ? {} : { MAKA_RUNTIME_TOOL_JOURNAL: journal === 'on' ? '1' : '0' }),
+    // `--journal` decides for every child. Without it the journal is off whatever this shell says: the
+    // default mode's scripts count `write_file` effects by renaming them and kill `$PPID` (decision 160).
+    MAKA_RUNTIME_TOOL_JOURNAL: journal === 'on' ? '1' : '0',
   }
   delete env['MAKA_HOME']
   // The children's store is named by their arguments alone.
@@ -110,7 +111,7 @@ const host = (store: ChaosStore, journal?: 'on' | 'off'): ChaosHost => {
         providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
         safeBoundaryResumeEnabled: true,
         // A host that writes no journal plans an open operation as Phase 1 does: as its children do.
-        ...(journal === undefined ? {} : { toolJournal: journal === 'on' }),
+        toolJournal: journal === 'on',
         permissionMode: 'deny',
         verbose: false,
       })
@@ -365,7 +366,7 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
       seed,
       root,
       keep,
-      host: host(store),
+      host: host(store, 'off'),
       onIteration,
       ...(storm === undefined ? {} : { storm }),
     })
