@@ -134,7 +134,10 @@ const entries = (names) => Object.fromEntries(names.map((name) => [name, `src/co
 // extension keeps them inside the package's `files`.
 const standalone = await build({
   ...common,
-  banner: {},
+  // `import.meta.url` of a self-contained command is its own file in `dist/chunks/` (`loadCommandBundle`
+  // passes `__filename`), where the shell tool finds the supervisor it spawns beside it.
+  banner: { js: 'var __makaChunkUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { 'import.meta.url': '__makaChunkUrl' },
   format: 'cjs',
   // `vm.Script` has no stable way to run `import()`: the OpenAI client, loaded when a run first calls
   // the model, is required instead (the package ships CommonJS beside its ES modules).
@@ -173,6 +176,14 @@ await Promise.all([
     entryPoints: { ExitCode: 'src/ExitCode.ts' },
     outdir: 'dist/chunks',
     outExtension: { '.js': '.cjs' },
+  }),
+  // The supervisor of a protocol run's foreground shell (@maka/tools, spec §4a) is a script of its
+  // own that the shell tool spawns with node from beside the code that calls it: every command that
+  // runs tools lives in `dist/chunks/`, so it is bundled there, whole.
+  build({
+    ...common,
+    entryPoints: { shellSupervisor: join(root, 'node_modules', '@maka', 'tools', 'dist', 'shellSupervisor.js') },
+    outdir: 'dist/chunks',
   }),
   build({
     ...common,

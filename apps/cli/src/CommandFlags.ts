@@ -51,6 +51,8 @@ export interface ChaosFlags {
   readonly keep?: boolean
   readonly stormSize?: string
   readonly stormRoles?: 'mixed' | 'recover' | 'resume'
+  /** Protocol turns with real tool time, children with the tool journal on, or the same turns with it off. */
+  readonly journal?: 'on' | 'off'
 }
 /**
  * Flags of the hidden chaos child.

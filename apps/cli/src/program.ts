@@ -190,6 +190,12 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         'resume',
       ]),
     )
+    .addOption(
+      new Option(
+        '--journal <state>',
+        'turns whose tools take real time (list_dir, a 1.5 s build, read_file, a 1 s test run, write_file), killed at a random moment, then recovered and resumed; reports the share that continued without a person, with the tool journal on or off',
+      ).choices(['on', 'off']),
+    )
     .action(
       act(async (options: ChaosFlags, command: Command) =>
         (await import('./commands/chaos.js')).chaos(options, globalsOf(command)),

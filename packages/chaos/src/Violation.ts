@@ -48,6 +48,20 @@ export const InvariantCode = {
   duplicate_row_id: 'duplicate_row_id',
   /** A phase left a committed row that is not a JSON object in a ledger whose committed rows all parsed before it. */
   ledger_unreadable_after_phase: 'ledger_unreadable_after_phase',
+  /**
+   * A run's history (its sources' committed rows up to each pinned boundary, then its own rows)
+   * holds more than one `function_response` for one tool call: the model saw a call answered twice.
+   */
+  response_repeated: 'response_repeated',
+  /** A ledger committed before a resume (the source and its ancestors) is not byte-identical after it. */
+  source_ledger_changed: 'source_ledger_changed',
+  /**
+   * An operation of a `reconcile`, `reattach` or `never_auto_retry` tool was dispatched again
+   * without the probe's `priorVerdict: not_applied` on the new dispatch row: its effect may have run twice.
+   */
+  redispatch_without_not_applied: 'redispatch_without_not_applied',
+  /** A `write_file` effect's file holds bytes other than the content the call wrote (half-written or foreign). */
+  write_effect_wrong: 'write_effect_wrong',
 } as const
 
 /**

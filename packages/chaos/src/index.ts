@@ -22,6 +22,16 @@ export {
   runChaos,
 } from './runChaos.js'
 export { type InvariantInput, checkInvariants } from './checkInvariants.js'
+export { type JournalInvariantInput, checkJournal } from './checkJournal.js'
+export {
+  type JournalChaosOptions,
+  type JournalChaosSummary,
+  type JournalIterationReport,
+  type JournalOutcome,
+  type JournalStep,
+  journalScriptOf,
+  runJournalChaos,
+} from './journalChaos.js'
 export {
   type ClaimFile,
   type DataDirSnapshot,

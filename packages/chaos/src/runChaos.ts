@@ -250,7 +250,7 @@ const CUE_SPREADS_MS: ReadonlyArray<number> = [0, 10, 30]
 const RANDOM_MOMENT_MIN_MS = 40
 const RANDOM_MOMENT_MAX_MS = 450
 
-type KillPlan =
+export type KillPlan =
   | { readonly kind: 'none' }
   | { readonly kind: 'moment'; readonly ms: number }
   | { readonly kind: 'point'; readonly at: CrashAt }
@@ -415,7 +415,7 @@ const effectKillToken = (kill: KillPlan, steps: ReadonlyArray<EffectStep>): stri
   kill.kind === 'effect' ? (steps.filter((s) => s.tool === 'shell')[kill.nth - 1]?.token ?? null) : null
 
 /** A started child: its cue, and how it ended. */
-interface Started {
+export interface Started {
   /** Resolves once the child stands at its cue, or has ended; at once for a child without a cue. */
   readonly ready: Promise<void>
   /** Gives the cue (to a cued child) and starts the clock of a random-moment kill. */
@@ -423,7 +423,7 @@ interface Started {
   readonly outcome: Promise<ChildOutcome>
 }
 
-const startChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Started => {
+export const startChild = (host: ChaosHost, spec: ChildSpec, kill: KillPlan, timeoutMs: number): Started => {
   // stdin is a pipe so a child at its crash point notices if this process dies first, and so a cued
   // child can be given its cue.
   const child = spawn(host.command, [...host.argsFor(spec)], { stdio: ['pipe', 'pipe', 'ignore'], env: host.env })
@@ -493,7 +493,7 @@ const stampWriteEffects = async (workspace: string, phase: number): Promise<void
   }
 }
 
-const sameSnapshot = (a: DataDirSnapshot, b: DataDirSnapshot): boolean => {
+export const sameSnapshot = (a: DataDirSnapshot, b: DataDirSnapshot): boolean => {
   const same = (x: Buffer | null | undefined, y: Buffer | null | undefined) =>
     (x ?? null) === null ? (y ?? null) === null : y != null && x != null && x.equals(y)
   if (a.runs.size !== b.runs.size || a.claims.size !== b.claims.size) return false
@@ -506,14 +506,14 @@ const sameSnapshot = (a: DataDirSnapshot, b: DataDirSnapshot): boolean => {
 }
 
 /** A plan with its freshly generated continuation ids removed: all that may differ between two plans of one state. */
-const withoutFreshIds = (plan: unknown): string =>
+export const withoutFreshIds = (plan: unknown): string =>
   JSON.stringify(plan, (key, value: unknown) =>
     key === 'continuation' && typeof value === 'object' && value !== null
       ? { ...(value as Record<string, unknown>), invocationId: '<fresh>', runId: '<fresh>', turnId: '<fresh>' }
       : value,
   )
 
-const planSafely = async (host: ChaosHost, dataDir: string, sessionId: string): Promise<unknown> => {
+export const planSafely = async (host: ChaosHost, dataDir: string, sessionId: string): Promise<unknown> => {
   try {
     return await host.plan(dataDir, sessionId)
   } catch (error) {
@@ -522,7 +522,7 @@ const planSafely = async (host: ChaosHost, dataDir: string, sessionId: string): 
 }
 
 /** The newest top-level run's status (a normal turn or a continuation; not a child run). */
-const latestStatus = (snapshot: DataDirSnapshot): string | null => {
+export const latestStatus = (snapshot: DataDirSnapshot): string | null => {
   let latest: { readonly createdAt: string; readonly runId: string; readonly status: string } | null = null
   for (const run of snapshot.runs.values()) {
     const header = parseObject(run.header)

@@ -48,14 +48,18 @@ export type OpenSqlite = (
 // -------------------------------------------------------------------------------------
 
 /**
- * Reads every run, claim and owner lock of a SQLite store file; a file that does not exist yet is
- * an empty store.
+ * Reads every run, claim and owner lock of a SQLite store file; a file that does not exist yet, or
+ * has no tables yet, is an empty store.
  * @category constructors
  */
 export const readSqliteSnapshot = (file: string, open: OpenSqlite): DataDirSnapshot => {
   if (!existsSync(file)) return { runs: new Map(), claims: new Map() }
   const db = open(file, { readonly: true, timeout: 30_000 })
   try {
+    // A process killed in its start-up may leave the file created and its schema not yet committed:
+    // that store is still empty.
+    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'runs'").all()
+    if (tables.length === 0) return { runs: new Map(), claims: new Map() }
     const runs = new Map<string, RunFiles>()
     const headers = db.prepare('SELECT session_id AS s, run_id AS r, header FROM runs ORDER BY s, r').all() as Array<{
       readonly s: string

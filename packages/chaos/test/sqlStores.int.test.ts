@@ -114,6 +114,16 @@ describe('readSqliteSnapshot', () => {
     })
   })
 
+  describe('when the store file exists but has no tables yet (its opener was killed before the schema)', () => {
+    it('is an empty store', async () => {
+      const file = join(await scratch(), 'maka.sqlite')
+      new Database(file).close()
+      const snapshot = readSqliteSnapshot(file, openSqlite)
+      expect(snapshot.runs.size).toBe(0)
+      expect(snapshot.claims.size).toBe(0)
+    })
+  })
+
   describe('when the store holds runs, rows, claims and locks', () => {
     it('reads them in the files’ shape: the snapshot of the same data dir', async () => {
       const root = await scratch()
@@ -157,6 +167,16 @@ describe('readPostgresSnapshot', () => {
     it('is an empty store', async () => {
       await recreateScratchDatabase(inject('postgresUrl'), name)
       const snapshot = await readPostgresSnapshot(databaseUrl(name))
+      expect(snapshot.runs.size).toBe(0)
+      expect(snapshot.claims.size).toBe(0)
+    })
+  })
+
+  describe('when the store file exists but has no tables yet (its opener was killed before the schema)', () => {
+    it('is an empty store', async () => {
+      const file = join(await scratch(), 'maka.sqlite')
+      new Database(file).close()
+      const snapshot = readSqliteSnapshot(file, openSqlite)
       expect(snapshot.runs.size).toBe(0)
       expect(snapshot.claims.size).toBe(0)
     })

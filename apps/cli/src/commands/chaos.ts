@@ -1,5 +1,5 @@
 /**
- * `maka chaos [--iterations N] [--seed S] [--json] [--keep] [--storm-size N [--storm-roles R]]`: the
+ * `maka chaos [--iterations N] [--seed S] [--json] [--keep] [--storm-size N [--storm-roles R] | --journal on|off]`: the
  * proof of "fail closed, lose nothing" at volume, against this build. `@maka/chaos` drives real child
  * processes of this very CLI (`maka run`, `maka resume`, `maka recover`, and the hidden
  * `maka __chaos-child` for kills at a crash point) and checks the invariants on the files they leave;
@@ -17,11 +17,14 @@ import {
   type ChaosSummary,
   type ChildSpec,
   type IterationReport,
+  type JournalChaosSummary,
+  type JournalIterationReport,
   type StormOptions,
   MAX_STORM_SIZE,
   MIN_STORM_SIZE,
   parseSeed,
   runChaos,
+  runJournalChaos,
 } from '@maka/chaos'
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
@@ -77,12 +80,15 @@ const argsFor =
       : [bin(), 'resume', ...data, '--session', spec.sessionId, '--yes', '--script', spec.scriptPath]
   }
 
-const host = (store: ChaosStore): ChaosHost => {
+const host = (store: ChaosStore, journal: 'on' | 'off'): ChaosHost => {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ...store.env,
     MAKA_RUNTIME_SAFE_BOUNDARY_RESUME: '1',
     NO_COLOR: '1',
+    // `--journal` decides for every child. Without it the journal is off whatever this shell says: the
+    // default mode's scripts count `write_file` effects by renaming them and kill `$PPID` (decision 160).
+    MAKA_RUNTIME_TOOL_JOURNAL: journal === 'on' ? '1' : '0',
   }
   delete env['MAKA_HOME']
   // The children's store is named by their arguments alone.
@@ -104,6 +110,8 @@ const host = (store: ChaosStore): ChaosHost => {
         ...(stores === undefined ? {} : { stores }),
         providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
         safeBoundaryResumeEnabled: true,
+        // A host that writes no journal plans an open operation as Phase 1 does: as its children do.
+        toolJournal: journal === 'on',
         permissionMode: 'deny',
         verbose: false,
       })
@@ -196,6 +204,104 @@ const summaryLines = (
   return lines
 }
 
+const percent = (share: number): string => `${(share * 100).toFixed(1)} %`
+
+const countList = (counts: Readonly<Record<string, number>>): ReadonlyArray<string> => {
+  const width = Math.max(0, ...Object.keys(counts).map((k) => k.length))
+  return Object.entries(counts).map(([key, n]) => `  ${key.padEnd(width)}  ${n}`)
+}
+
+const journalSummaryLines = (
+  summary: JournalChaosSummary,
+  journal: 'on' | 'off',
+  style: Style,
+  kept: string | null,
+): ReadonlyArray<string> => {
+  const lines = [
+    style.bold(
+      `maka chaos --journal ${journal}: ${summary.iterations} iteration${summary.iterations === 1 ? '' : 's'} from seed ${summary.seed} in ${(summary.wallMs / 1000).toFixed(1)} s`,
+    ),
+    `${summary.children} child processes; ${summary.killed} turns killed (${Object.entries(summary.killsBy)
+      .map(([by, n]) => `${by} ${n}`)
+      .join(', ')}), ${summary.notKilled} ended before their moment`,
+    `continued without a person: ${summary.continued} of ${summary.killed} (${percent(summary.continuedShare)}); ` +
+      `of the ${summary.killedAfterRun} killed once the run existed: ${percent(summary.continuedShareAfterRun)}`,
+    `waited for a command still running: ${summary.waited} (at most ${(summary.maxWaitMs / 1000).toFixed(1)} s)`,
+    'kills per boundary:',
+    ...countList(summary.killsByBoundary),
+    Object.keys(summary.parkCodes).length === 0 ? 'parked: none' : 'parked, by code:',
+    ...countList(summary.parkCodes),
+    ...(Object.keys(summary.parkedByBoundary).length === 0
+      ? []
+      : ['parked, by boundary:', ...countList(summary.parkedByBoundary)]),
+  ]
+  if (summary.violations.length === 0) lines.push(style.green('violations: 0'))
+  else {
+    lines.push(style.red(`violations: ${summary.violations.length}`))
+    for (const v of summary.violations) {
+      lines.push(
+        `  ${style.red('✗')} ${v.code} — iteration ${v.iteration} (${v.phase}), session ${v.sessionId}${v.runId === undefined ? '' : `, run ${v.runId}`}: ${v.message} Replay: maka chaos --journal ${journal} --seed ${v.seed} --iterations 1`,
+      )
+    }
+  }
+  if (kept !== null) lines.push(`Kept: ${kept}`)
+  return lines
+}
+
+const outcomeText = (report: JournalIterationReport): string =>
+  report.outcome.kind === 'not_killed'
+    ? 'not killed'
+    : `killed ${report.boundary ?? '?'} — ` +
+      (report.outcome.kind === 'continued'
+        ? `continued${report.outcome.waitedMs > 0 ? ` after waiting ${(report.outcome.waitedMs / 1000).toFixed(1)} s` : ''}`
+        : `parked ${report.outcome.codes.join(', ')}`)
+
+/** `maka chaos --journal on|off`: the journal's turns (docs/decisions.md #160). */
+const journalChaos = async (
+  flags: ChaosFlags,
+  journal: 'on' | 'off',
+  store: ChaosStore,
+  iterations: number,
+  seed: number,
+): Promise<ExitCode> => {
+  const json = flags.json === true
+  const style = json ? makeStyle(false) : styleForStdout()
+  const keep = flags.keep === true
+  const root = await mkdtemp(join(tmpdir(), 'maka-chaos-'))
+  const reports: Array<
+    Pick<JournalIterationReport, 'iteration' | 'seed' | 'schedule' | 'boundary' | 'killedBy' | 'outcome'>
+  > = []
+  const onIteration = (report: JournalIterationReport) => {
+    reports.push({
+      iteration: report.iteration,
+      seed: report.seed,
+      schedule: report.schedule,
+      boundary: report.boundary,
+      killedBy: report.killedBy,
+      outcome: report.outcome,
+    })
+    if (json) return
+    say(
+      `iteration ${report.iteration}/${iterations} seed ${report.seed}: ${outcomeText(report)} — ` +
+        (report.violations.length === 0 ? 'ok' : `${report.violations.length} violation(s)`),
+    )
+    for (const v of report.violations) say(`  ✗ ${v.code} (${v.phase}): ${v.message}`)
+  }
+  let summary: JournalChaosSummary
+  try {
+    summary = await runJournalChaos({ iterations, seed, root, keep, host: host(store, journal), onIteration })
+  } finally {
+    if (!keep && (await readdir(root)).length === 0) await rm(root, { recursive: true, force: true })
+  }
+  const kept = keep || summary.violations.length > 0 ? root : null
+  if (json) sayJson({ ok: summary.violations.length === 0, journal, ...summary, root: kept, iterationReports: reports })
+  else {
+    say()
+    for (const line of journalSummaryLines(summary, journal, style, kept)) say(line)
+  }
+  return summary.violations.length === 0 ? ExitCode.ok : ExitCode.failed
+}
+
 /**
  * Runs the chaos iterations and reports.
  * @category constructors
@@ -208,6 +314,10 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
   const iterations = readCount(flags.iterations)
   const seed = readSeed(flags.seed)
   const storm = readStorm(flags)
+  if (flags.journal !== undefined) {
+    if (storm !== undefined) throw new BadInputError('--journal runs no storms: leave out --storm-size.')
+    return journalChaos(flags, flags.journal, store, iterations, seed)
+  }
   const json = flags.json === true
   const tty = !json && process.stdout.isTTY === true
   const style = json ? makeStyle(false) : styleForStdout()
@@ -256,7 +366,7 @@ export const chaos = async (flags: ChaosFlags, globals: GlobalFlags): Promise<Ex
       seed,
       root,
       keep,
-      host: host(store),
+      host: host(store, 'off'),
       onIteration,
       ...(storm === undefined ? {} : { storm }),
     })
