@@ -18,10 +18,9 @@ import {
 } from '@maka/events'
 import { type Tool, type ToolOutcome, computeReconcileBasis, recoveryModeOf } from '@maka/tools'
 import * as E from 'fp-ts/lib/Either.js'
-import type { LoopInput } from './agentLoop.js'
 import type { CrashPoint } from './RuntimeDeps.js'
 import type { RunWriteFailure, RunWriter } from './runWriter.js'
-import { authorise } from './toolPermission.js'
+import { type PermissionContext, authorise } from './toolPermission.js'
 
 /**
  * Which attempt of which operation a call is, and what its rows say.
@@ -39,6 +38,16 @@ export interface JournaledAttempt {
   readonly priorVerdict?: 'not_applied'
   /** The crash point after the response: `after_tool_response`, or `after_settlement_committed`. */
   readonly afterResponse: CrashPoint
+}
+
+/**
+ * What a journaled call needs of the run it belongs to: its writer, the permission settings, the
+ * workspace, the cancel signal and the crash points (the loop's input has them all).
+ * @category models
+ */
+export interface JournaledCallContext extends PermissionContext {
+  readonly cwd: string
+  readonly crashPoint: (point: CrashPoint) => Promise<void>
 }
 
 /**
@@ -109,7 +118,7 @@ const refused = (message: string): ToolOutcome => ({ result: { error: message },
  * @category constructors
  */
 export const runJournaledCall = async (
-  input: LoopInput,
+  input: JournaledCallContext,
   tool: Tool | undefined,
   call: JournaledCallInput,
   journal: JournaledAttempt,
