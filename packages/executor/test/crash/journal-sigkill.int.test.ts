@@ -204,3 +204,48 @@ describe('resume waits for a command still running', () => {
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
 })
+
+describe('a background shell call (never_auto_retry)', () => {
+  const background = { name: 'shell', args: { command: 'echo ran >> bg.txt', background: true } }
+
+  it(
+    'parks tool_outcome_unknown once dispatched: nothing can tell whether it ran',
+    async () => {
+      const world = await makeWorld('journal-bg-dispatched')
+      await interruptTurnAt(world, 'after_tool_dispatch_committed', {
+        journal: true,
+        turnScript: [{ toolCall: background }, { text: 'Done.' }],
+      })
+      const host = restartedRuntime(world, { journal: true })
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const plan = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(plan.rejectionReasons).toEqual(['tool_outcome_unknown'])
+      expect(plan.openToolOperations).toMatchObject([
+        { toolName: 'shell', status: 'dispatched_outcome_unknown', recoveryMode: 'never_auto_retry' },
+      ])
+      expect(await exists(`${world.workspaceDir}/bg.txt`)).toBe(false)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+
+  it(
+    'runs it once when the crash came before its dispatch',
+    async () => {
+      const world = await makeWorld('journal-bg-called')
+      await interruptTurnAt(world, 'after_function_call', {
+        journal: true,
+        turnScript: [{ toolCall: background }, { text: 'Done.' }],
+      })
+      const host = restartedRuntime(world, { journal: true, continuationSteps: [{ text: 'All done.' }] })
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const plan = await host.runtime.plan({ sessionId: world.sessionId })
+      expect(plan.continuation?.settlementPlan?.map((e) => e.action)).toEqual(['reissue'])
+      expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+      // The command runs in the background: wait (generous ceiling) for its one line.
+      const path = `${world.workspaceDir}/bg.txt`
+      for (let i = 0; i < 600 && !(await exists(path)); i += 1) await new Promise((done) => setTimeout(done, 50))
+      expect(await readFile(path, 'utf8')).toBe('ran\n')
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
