@@ -136,6 +136,7 @@ export {
   PROTOCOL_MARKER,
   withProtocolMarker,
   isProtocolMarked,
+  carriesJournalKey,
   type DispatchFields,
   type OutcomeFields,
   makeDispatchEvent,

@@ -42,6 +42,19 @@ export const isProtocolMarked = (first: RuntimeEvent | undefined): boolean =>
   first?.actions?.runtimeProtocol !== undefined
 
 /**
+ * True when a row carries a key of the tool journal (the marker, a dispatch, an outcome, a
+ * settlement plan, an operation id or a prefix digest): the chain it belongs to has a journal.
+ * @category guards
+ */
+export const carriesJournalKey = (event: RuntimeEvent): boolean =>
+  event.actions?.runtimeProtocol !== undefined ||
+  event.actions?.toolDispatch !== undefined ||
+  event.actions?.toolOutcome !== undefined ||
+  event.actions?.settlementPlan !== undefined ||
+  event.refs?.operationId !== undefined ||
+  event.refs?.sourceRuntimeEventPrefixDigest !== undefined
+
+/**
  * What a dispatch names: the fields of `actions.toolDispatch` but the protocol.
  * @category models
  */

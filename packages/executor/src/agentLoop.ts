@@ -146,7 +146,7 @@ export const runTool = async (
   journal?: { readonly operationId: string; readonly attempt: number },
 ): Promise<ToolOutcome> => {
   const header = input.writer.header()
-  const dataDir = input.dataDir ?? ''
+  const dataDir = input.dataDir
   try {
     return await tool.run(call.args, {
       ...(journal === undefined
@@ -156,7 +156,7 @@ export const runTool = async (
             attempt: journal.attempt,
             idempotencyKey: `maka:${journal.operationId}`,
           }),
-      ...(input.dataDir === undefined
+      ...(dataDir === undefined
         ? {}
         : { shellRunDir: (shellRunId: string) => shellRunDirOf(dataDir, header.sessionId, shellRunId) }),
       sessionId: header.sessionId,

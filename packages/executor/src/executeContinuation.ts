@@ -4,7 +4,7 @@
  * writes — with a lifecycle event for each way it can end. The source ledger is only ever read.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { SettlementPlan, Sha256Digest, describeCode } from '@maka/events'
+import { SettlementPlan, Sha256Digest, carriesJournalKey, describeCode } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import type { ModelProvider } from '@maka/providers'
 import { loadSessionHistory } from '@maka/sessions'
@@ -16,8 +16,7 @@ import { emitSafely } from './lifecycle.js'
 import { observeBoundary } from './observeBoundary.js'
 import { type WriteFailure, continuationStartWrites, runningWrites } from './performWrites.js'
 import { orderRejections, revalidate, revalidateJournal } from './revalidate.js'
-import { digestChanged, hasJournalKey, reprobe } from './journalRevalidation.js'
-import { observeJournal } from './observeJournal.js'
+import { digestChanged, reprobe } from './journalRevalidation.js'
 import { performSettlements } from './settleOperations.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
@@ -55,13 +54,10 @@ export const makeExecuteContinuation = (
     providerFor: (run: ProviderRun) => ModelProvider,
   ): Promise<ContinuationResult> => {
     const hostJournal = { protocol: ctx.protocol, tools: deps.tools }
-    const observed = await observeBoundary(stores, deps.inspector, c, hostJournal)
     // A chain with a tool journal, or a run that will write one, re-reads the journal and the digest.
-    const journaled = (approved.openToolOperations?.length ?? 0) > 0 || c.runtimeContext.some(hasJournalKey)
-    const journal =
-      (journaled || ctx.protocol) && observed.sourceHeader !== null
-        ? await observeJournal(stores, c.sessionId, observed.sourceHeader)
-        : null
+    const journaled = (approved.openToolOperations?.length ?? 0) > 0 || c.runtimeContext.some(carriesJournalKey)
+    const observed = await observeBoundary(stores, deps.inspector, c, hostJournal, journaled || ctx.protocol)
+    const journal = observed.journal
     const probes =
       journal === null || observed.sourceHeader === null
         ? new Map<string, { readonly verdict: string; readonly output?: unknown }>()

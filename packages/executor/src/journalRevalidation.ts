@@ -2,21 +2,11 @@
  * The world reads and small checks a continuation of a chain with a tool journal makes again right
  * before it claims (Phase 2): each probe the plan relied on, and the source prefix digest.
  */
-import type { ExecutionRejection, RuntimeEvent } from '@maka/events'
+import type { ExecutionRejection } from '@maka/events'
 import type { ContinuationPlan } from '@maka/planner'
 import { type Tool, runProbe } from '@maka/tools'
 import type { ApprovedContinuation } from './decideContinuation.js'
 import type { JournalObservation } from './observeJournal.js'
-
-/**
- * True when a row carries a key of the tool journal: the chain it belongs to has a journal.
- * @category guards
- */
-export const hasJournalKey = (event: RuntimeEvent): boolean =>
-  event.actions?.runtimeProtocol !== undefined ||
-  event.actions?.toolDispatch !== undefined ||
-  event.actions?.toolOutcome !== undefined ||
-  event.refs?.operationId !== undefined
 
 /**
  * Makes again each probe the plan relied on, on the operation as re-read, in the source's cwd.

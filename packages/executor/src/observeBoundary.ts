@@ -9,6 +9,7 @@ import type { StorePorts } from '@maka/stores'
 import type { ApprovedContinuation } from './decideContinuation.js'
 import { type HostJournal, observeHostFacts } from './portAdapters.js'
 import type { RevalidationObservation } from './revalidate.js'
+import { type JournalObservation, observeJournal } from './observeJournal.js'
 
 /**
  * Reads the observation revalidation judges; an unreadable run list or claim fails closed as a
@@ -20,9 +21,17 @@ export const observeBoundary = async (
   inspector: HostInspector,
   c: ApprovedContinuation,
   journal?: HostJournal,
-): Promise<RevalidationObservation> => {
+  readJournal = false,
+): Promise<RevalidationObservation & { readonly journal: JournalObservation | null }> => {
   const header = await stores.runs.read(c.sessionId, c.sourceRunId)()
-  const ledger = await stores.events.read(c.sessionId, c.sourceRunId)()
+  // With the journal, one fold gives the source's rows, its digest and its share of the journal.
+  const observed = readJournal && E.isRight(header) ? await observeJournal(stores, c.sessionId, header.right) : null
+  const ledger =
+    observed === null
+      ? await stores.events.read(c.sessionId, c.sourceRunId)()
+      : observed.sourceLedger === null
+        ? E.left(null)
+        : E.right(observed.sourceLedger)
   const facts = E.isRight(header)
     ? await observeHostFacts(stores, inspector, journal)(c.sessionId, header.right)()
     : null
@@ -47,5 +56,6 @@ export const observeBoundary = async (
     facts: facts !== null && E.isRight(facts) ? facts.right : null,
     existingBoundaryHolder: holder,
     targetRunExists: targetExists,
+    journal: observed,
   }
 }

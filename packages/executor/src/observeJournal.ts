@@ -6,7 +6,7 @@
  */
 import type { AgentRun, RuntimeEvent } from '@maka/events'
 import { type ChainProjection, type SegmentJournal, makeSegmentJournalFolder, projectChain } from '@maka/projection'
-import type { StorePorts } from '@maka/stores'
+import type { LedgerSnapshot, StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 
 /**
@@ -16,6 +16,8 @@ import * as E from 'fp-ts/lib/Either.js'
 export interface JournalObservation {
   /** The source's committed rows, in order. */
   readonly sourceEvents: ReadonlyArray<RuntimeEvent>
+  /** The same read as a ledger snapshot (what revalidation judges), or null when it failed. */
+  readonly sourceLedger: LedgerSnapshot | null
   /** The source prefix digest (`sha256:` + hex) of the rows read, or null when the read failed. */
   readonly sourceDigest: string | null
   /** The Phase 2 projection of the chain, or null when a ledger of it could not be read. */
@@ -66,24 +68,42 @@ export const observeJournal = async (
     sourceEvents.push(event)
     folder.add(event)
   })()
-  if (E.isLeft(scanned) || scanned.right.problem !== null) {
-    return { sourceEvents, sourceDigest: null, projection: null, sourceJournal: null, pinsHold: false }
+  if (E.isLeft(scanned)) {
+    return {
+      sourceEvents,
+      sourceLedger: null,
+      sourceDigest: null,
+      projection: null,
+      sourceJournal: null,
+      pinsHold: false,
+    }
+  }
+  const scan = scanned.right
+  const sourceLedger: LedgerSnapshot = {
+    events: sourceEvents,
+    highWater: scan.highWater,
+    committedBytes: scan.committedBytes,
+    tornTail: scan.tornTail,
+    problem: scan.problem,
+  }
+  if (scan.problem !== null) {
+    return { sourceEvents, sourceLedger, sourceDigest: null, projection: null, sourceJournal: null, pinsHold: false }
   }
   const sourceJournal = folder.finish()
-  const sourceDigest = `sha256:${scanned.right.digest}`
+  const sourceDigest = `sha256:${scan.digest}`
   const segments: Array<SegmentJournal> = [sourceJournal]
   let pinsHold = true
   let child = source
   for (let depth = 0; child.continuationSource !== undefined && depth < MAX_DEPTH; depth += 1) {
     const pin = child.continuationSource
     const header = await stores.runs.read(sessionId, pin.sourceRunId)()
-    if (E.isLeft(header)) return { sourceEvents, sourceDigest, projection: null, sourceJournal, pinsHold }
+    if (E.isLeft(header)) return { sourceEvents, sourceLedger, sourceDigest, projection: null, sourceJournal, pinsHold }
     const segment = await foldSegment(stores, sessionId, pin.sourceRunId, pin.sourceRuntimeEventHighWater)
-    if (segment === null) return { sourceEvents, sourceDigest, projection: null, sourceJournal, pinsHold }
+    if (segment === null) return { sourceEvents, sourceLedger, sourceDigest, projection: null, sourceJournal, pinsHold }
     const recorded = pin.sourceRuntimeEventPrefixDigest
     if (recorded !== undefined && recorded !== `sha256:${segment.pinDigest ?? ''}`) pinsHold = false
     segments.unshift(segment.journal)
     child = header.right
   }
-  return { sourceEvents, sourceDigest, projection: projectChain(segments), sourceJournal, pinsHold }
+  return { sourceEvents, sourceLedger, sourceDigest, projection: projectChain(segments), sourceJournal, pinsHold }
 }

@@ -31,7 +31,7 @@ import {
   workspaceIdentityRecorded,
 } from './internal/earlyExits.js'
 import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './internal/foldLedger.js'
-import { type GateView, evaluateGates, reaskedPermissions } from './internal/gates.js'
+import { type GateView, describeOperation, evaluateGates, reaskedPermissions } from './internal/gates.js'
 import { type JournalView, journalReplay, makeJournalView } from './internal/journalView.js'
 import type { HostFacts, OperationFacts } from './HostFacts.js'
 import { sameCwd } from './normalizeCwd.js'
@@ -238,18 +238,7 @@ const probeVerdictsOf = (journal: JournalView | null) =>
   )
 
 const openToolOperations = (journal: JournalView): ReadonlyArray<OpenToolOperation> =>
-  journal.decided.decisions.map((d) => ({
-    operationId: d.operation.operationId,
-    toolCallId: d.operation.toolCallId,
-    toolName: d.operation.toolName,
-    runId: d.operation.runId,
-    status: d.operation.status,
-    recoveryMode: d.recoveryMode,
-    attempts: d.operation.attempts,
-    adoptions: d.operation.adoptions,
-    action: d.action,
-    reason: d.reason,
-  }))
+  journal.decided.decisions.map((d) => ({ ...describeOperation(d), action: d.action, reason: d.reason }))
 
 // The journal's warnings: calls that never started and will run, questions asked again, probe verdicts.
 const journalWarnings = (view: GateView, journal: JournalView): ReadonlyArray<PlanDiagnostic> => [

@@ -16,6 +16,7 @@ import {
   type SettlementOrigin,
   type Sha256Digest,
   argsDigest,
+  carriesJournalKey,
   isFunctionCallEvent,
   isFunctionResponseEvent,
   operationIdOf,
@@ -119,18 +120,6 @@ export interface SegmentJournalFolder {
 // internals
 // -------------------------------------------------------------------------------------
 
-const hasJournalKeyIn = (event: RuntimeEvent): boolean => {
-  const actions = event.actions
-  const refs = event.refs
-  return (
-    actions?.runtimeProtocol !== undefined ||
-    actions?.toolDispatch !== undefined ||
-    actions?.toolOutcome !== undefined ||
-    actions?.settlementPlan !== undefined ||
-    refs?.operationId !== undefined ||
-    refs?.sourceRuntimeEventPrefixDigest !== undefined
-  )
-}
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -163,7 +152,7 @@ export const makeSegmentJournalFolder = (runId: string): SegmentJournalFolder =>
   const add = (event: RuntimeEvent): void => {
     rows += 1
     const row = rows
-    if (hasJournalKeyIn(event)) hasJournalKey = true
+    if (carriesJournalKey(event)) hasJournalKey = true
     const marker = event.actions?.runtimeProtocol
     if (marker !== undefined) {
       if (row === 1) protocol = true

@@ -9,7 +9,7 @@ import { sequenceS } from 'fp-ts/lib/Apply.js'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import * as RA from 'fp-ts/lib/ReadonlyArray.js'
-import type { ContinuationIds, SnapshotCheckpoint } from '../ContinuationPlan.js'
+import type { ContinuationIds, OpenToolOperation, SnapshotCheckpoint } from '../ContinuationPlan.js'
 import type { HostFacts } from '../HostFacts.js'
 import { sameCwd } from '../normalizeCwd.js'
 import { FindingsValidation, type Gate, makeParkFinding, park, parkUnless } from '../ParkFinding.js'
@@ -83,7 +83,7 @@ const phase0Findings = ({ ledger: { projection }, expectedHighWater }: GateView,
  * One open operation as a park finding names it: identities, status, mode and counts — never args.
  * @category constructors
  */
-export const describeOperation = (d: OperationDecision): Readonly<Record<string, unknown>> => ({
+export const describeOperation = (d: OperationDecision): Omit<OpenToolOperation, 'action' | 'reason'> => ({
   operationId: d.operation.operationId,
   toolCallId: d.operation.toolCallId,
   toolName: d.operation.toolName,
