@@ -15,7 +15,7 @@
  * command that kills its agent and is settled from its files on SQLite and PostgreSQL (reattach).
  */
 import { fileURLToPath } from 'node:url'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   FAILPOINTS_T1,
@@ -45,7 +45,7 @@ import {
   childBase,
   valueUnsafe,
 } from './fixtures/agentChild.js'
-import { EFFECT_LOG, KEYED_LOG } from './fixtures/testTools.mjs'
+import { EFFECT_LOG, KEYED_LOG, RELAY_LOG, RELAY_OUTBOX, RELAY_RELEASE } from './fixtures/testTools.mjs'
 
 // -------------------------------------------------------------------------------------
 // the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
@@ -587,6 +587,185 @@ describe('a continuation killed after its settlement (K10)', () => {
       expect(await lines(join(world.workspaceDir, KEYED_LOG))).toEqual([`maka:${operationId}`])
       expect(await fingerprint(host.stores, world, 'jsonl', sourceRunId!)).toEqual(before)
       expect(await fingerprint(host.stores, world, 'jsonl', settledIn)).toEqual(killed)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// a reconcile effect that lands after its probe ran
+// -------------------------------------------------------------------------------------
+
+// Waits (generous ceiling, no timed assertion) until `done` holds.
+const until = async (done: () => Promise<boolean>, what: string): Promise<void> => {
+  for (let waited = 0; !(await done()); waited += 1) {
+    if (waited > 1200) throw new Error(`still waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+// Every delivery handed to a courier has landed: the relay log holds `n` lines and the outbox is empty.
+const deliveriesLanded = async (world: World, n: number): Promise<void> =>
+  until(async () => {
+    const outbox = join(world.workspaceDir, RELAY_OUTBOX)
+    const inFlight = (await exists(outbox)) ? await readdir(outbox) : []
+    return inFlight.length === 0 && (await lines(join(world.workspaceDir, RELAY_LOG))).length >= n
+  }, 'the relay’s deliveries')
+
+describe('a reconcile effect that lands after its probe ran (relay_append)', () => {
+  // The turn hands its line to the courier, which holds it; the agent is killed before its response.
+  const handedOff = async (store: StoreKind, name: string) => {
+    const world = await makeWorld(name)
+    const choice = storeChoiceOf(store, world)
+    const markerPath = world.path('turn.marker')
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'turn',
+      markerPath,
+      journal: true,
+      testTools: true,
+      hangAfterEffect: true,
+      turnScript: [{ toolCall: { name: 'relay_append', args: { line: 'one' } } }, { text: 'Done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line('at:after_tool_side_effect')
+    expect(await child.kill()).toBe('SIGKILL')
+    expect(await exists(markerPath)).toBe(false)
+    return { world, choice }
+  }
+
+  // Recovers, then plans twice (equal plans): the lagging probe answers `not_applied`, so the plan reissues.
+  const planReissue = async (host: ReturnType<typeof restartedRuntime>, world: World, store: StoreKind) => {
+    if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+    const operationId = `${sourceRunId!}-o2`
+    const first = await host.runtime.plan({ sessionId: world.sessionId })
+    const { continuation: c1, ...p1 } = first
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    expect(first.openToolOperations).toMatchObject([
+      { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'reconcile', action: 'reissue' },
+    ])
+    expect(c1?.safetySnapshot.probeVerdicts).toEqual([{ operationId, verdict: 'not_applied' }])
+    // The delivery is still held: nothing has landed yet.
+    expect(await lines(join(world.workspaceDir, RELAY_LOG))).toEqual([])
+    return { first, sourceRunId: sourceRunId!, operationId }
+  }
+
+  // The plan after the late effect settles it from the probe; the history then holds one response.
+  const settleApplied = async (
+    host: ReturnType<typeof restartedRuntime>,
+    world: World,
+    operationId: string,
+    adoptions: number,
+  ) => {
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const plan = await host.runtime.plan({ sessionId: world.sessionId })
+    const { continuation: c1, ...p1 } = plan
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    expect(plan.openToolOperations).toMatchObject([{ operationId, adoptions, attempts: 1, action: 'settle_applied' }])
+    expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+    return c1!.runId
+  }
+
+  // Every run's rows, oldest first.
+  const historyOf = async (host: ReturnType<typeof restartedRuntime>, world: World) => {
+    const history: Array<RuntimeEvent> = []
+    for (const runId of await runIdsOf(host.stores, world.sessionId)) {
+      history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+    }
+    return history
+  }
+
+  const expectOneEffectAndOneResponse = async (
+    host: ReturnType<typeof restartedRuntime>,
+    world: World,
+    operationId: string,
+  ) => {
+    await deliveriesLanded(world, 1)
+    expect(await lines(join(world.workspaceDir, RELAY_LOG))).toEqual(['one'])
+    const history = await historyOf(host, world)
+    // Never dispatched again: attempt 1 only.
+    expect(
+      history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      ),
+    ).toEqual([1])
+    const responses = history.filter(isFunctionResponseEvent)
+    expect(responses.map((e) => [e.refs?.operationId, e.actions?.toolOutcome?.settlementOrigin])).toEqual([
+      [operationId, 'reconcile_applied'],
+    ])
+    expect(responses[0]?.content.result).toEqual({ delivered: true })
+    expect(history.filter(isFunctionCallEvent)).toHaveLength(1)
+  }
+
+  it.each(['jsonl', 'sqlite', 'postgres'] as const)(
+    '%s: landed before execution — its re-probe refuses the stale reissue (reconcile_verdict_changed), the next plan settles it',
+    async (store) => {
+      const { world, choice } = await handedOff(store, `relay-before-${store}`)
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+      })
+      const { first, sourceRunId, operationId } = await planReissue(host, world, store)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      // The courier delivers now, after the plan's probe.
+      await writeFile(join(world.workspaceDir, RELAY_RELEASE), '')
+      await deliveriesLanded(world, 1)
+      expect(await host.runtime.execute(first)).toMatchObject({
+        _tag: 'Rejected',
+        codes: ['reconcile_verdict_changed'],
+      })
+      // Refused before its claim: no run was written.
+      expect(await runIdsOf(host.stores, world.sessionId)).toEqual([sourceRunId])
+      await settleApplied(host, world, operationId, 0)
+      await expectOneEffectAndOneResponse(host, world, operationId)
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+
+  it.each(['jsonl', 'sqlite'] as const)(
+    '%s: landed while the continuation asked permission again — no dispatch on the stale verdict, the next plan settles it',
+    async (store) => {
+      const { world, choice } = await handedOff(store, `relay-during-${store}`)
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        permissionMode: 'ask',
+        permissionAnswer: 'allow',
+        // The courier delivers while the reissue's question is open: after the claim and its re-probe.
+        whileAsking: async () => {
+          await writeFile(join(world.workspaceDir, RELAY_RELEASE), '')
+          await deliveriesLanded(world, 1)
+        },
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+      })
+      const { first, sourceRunId, operationId } = await planReissue(host, world, store)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      // The continuation stops before its dispatch, as if killed there: recovery closes it.
+      expect(await host.runtime.execute(first)).toMatchObject({
+        _tag: 'Failed',
+        stage: 'run',
+        errorClass: 'reconcile_verdict_changed',
+      })
+      expect(host.questions).toEqual([`perm-${first.continuation!.settlementPlan![0]!.toolCallId}-r1`])
+      const stopped = first.continuation!.runId
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const stoppedRows = (await valueUnsafe(host.stores.events.read(world.sessionId, stopped))).events
+      expect(stoppedRows.filter((e) => e.actions?.toolDispatch !== undefined || isFunctionResponseEvent(e))).toEqual([])
+      const closed = await fingerprint(host.stores, world, store, stopped)
+      await settleApplied(host, world, operationId, 1)
+      await expectOneEffectAndOneResponse(host, world, operationId)
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+      expect(await fingerprint(host.stores, world, store, stopped)).toEqual(closed)
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
