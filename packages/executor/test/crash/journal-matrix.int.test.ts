@@ -772,60 +772,203 @@ describe('a reconcile effect that lands after its probe ran (relay_append)', () 
 })
 
 // -------------------------------------------------------------------------------------
-// reattach on the row stores
+// a foreground shell call (reattach) at each kill point
 // -------------------------------------------------------------------------------------
 
-describe('a foreground command that outlives its agent, on the row stores (reattach)', () => {
-  it.each(['sqlite', 'postgres'] as const)(
-    '%s: parks tool_still_running while it runs, then settles its output once it ended — never running it twice',
-    async (store) => {
-      const world = await makeWorld(`m-${store}-reattach`)
-      const choice = storeChoiceOf(store, world)!
-      const release = join(world.workspaceDir, 'release')
-      // The command kills its own agent, waits for the test to release it, then records one run.
-      const command = `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; echo ran >> runs.txt; echo finished`
+// K4: the command makes its effect, then kills its own agent and ends. K5: it kills its agent first,
+// then makes its effect once the test releases it, so it is still running when the host restarts.
+type ShellPoint =
+  | 'after_function_call'
+  | 'after_permission_request_committed'
+  | 'after_tool_dispatch_committed'
+  | 'command_ended'
+  | 'command_running'
+  | 'after_tool_response'
+
+interface ShellCase {
+  readonly store: StoreKind
+  readonly point: ShellPoint
+  readonly answer?: 'allow' | 'deny'
+}
+
+const RECORD = 'echo ran >> runs.txt; echo finished'
+const COMMAND_OF: Readonly<Record<ShellPoint, string>> = {
+  after_function_call: RECORD,
+  after_permission_request_committed: RECORD,
+  after_tool_dispatch_committed: RECORD,
+  command_ended: `${RECORD}; kill -9 $MAKA_AGENT_PID`,
+  command_running: `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; ${RECORD}`,
+  after_tool_response: RECORD,
+}
+
+// What the plan decides once the command's fate is known (K1, K2 and K6 from FAILPOINTS_T1's rows P1 and
+// P5, where every mode agrees; K3–K5 from the observation of the supervised command), the response's
+// origin, and how many times the command ran in the end.
+const SHELL_EXPECTED: Readonly<
+  Record<
+    ShellPoint,
+    {
+      readonly plan: FailpointPlanT1 | { readonly disposition: 'continue'; readonly action: 'settle_reattached' }
+      readonly origin: string | null
+      readonly runs: 0 | 1
+    }
+  >
+> = {
+  after_function_call: {
+    plan: failpointOf('after_function_call').decision.plan.never_auto_retry,
+    origin: 'reissue_t2',
+    runs: 1,
+  },
+  after_permission_request_committed: {
+    plan: failpointOf('after_permission_request_committed').decision.plan.never_auto_retry,
+    origin: 'reissue_t2',
+    runs: 1,
+  },
+  // No shell-run record: the supervisor never started the command (observation `lost`).
+  after_tool_dispatch_committed: {
+    plan: { disposition: 'park', reason: 'tool_outcome_unknown' },
+    origin: null,
+    runs: 0,
+  },
+  command_ended: { plan: { disposition: 'continue', action: 'settle_reattached' }, origin: 'reattached', runs: 1 },
+  command_running: { plan: { disposition: 'continue', action: 'settle_reattached' }, origin: 'reattached', runs: 1 },
+  after_tool_response: {
+    plan: failpointOf('after_tool_response').decision.plan.never_auto_retry,
+    origin: 'normal_t2',
+    runs: 1,
+  },
+}
+
+const SHELL_POINTS: ReadonlyArray<ShellPoint> = [
+  'after_function_call',
+  'after_tool_dispatch_committed',
+  'command_ended',
+  'command_running',
+  'after_tool_response',
+]
+const SHELL_CASES: ReadonlyArray<ShellCase> = (['jsonl', 'sqlite', 'postgres'] as const).flatMap((store) => [
+  ...SHELL_POINTS.map((point) => ({ store, point })),
+  // K2: answered allow on every store, deny on the two local ones.
+  ...(store === 'postgres' ? (['allow'] as const) : (['allow', 'deny'] as const)).map((answer) => ({
+    store,
+    point: 'after_permission_request_committed' as const,
+    answer,
+  })),
+])
+
+const shellNameOf = (c: ShellCase) =>
+  `${c.store}: killed at ${c.point}${c.answer === undefined ? '' : ` (answered ${c.answer})`}`
+
+describe('a foreground shell call killed at each point (reattach), on every store', () => {
+  it.each(SHELL_CASES.map((c) => [shellNameOf(c), c] as const))(
+    '%s — the command never runs twice',
+    async (_name, c) => {
+      const world = await makeWorld(`m-${c.store}-shell-${c.point}-${c.answer ?? ''}`)
+      const choice = storeChoiceOf(c.store, world)
+      const markerPath = world.path('turn.marker')
+      const byCommand = c.point === 'command_ended' || c.point === 'command_running'
       const child = spawnAgentChild({
         ...childBase(world),
         mode: 'turn',
-        markerPath: world.path('turn.marker'),
+        markerPath,
         journal: true,
-        store: choice,
-        turnScript: [{ toolCall: { name: 'shell', args: { command } } }, { text: 'Done.' }],
+        turnScript: [{ toolCall: { name: 'shell', args: { command: COMMAND_OF[c.point] } } }, { text: 'Done.' }],
+        ...(byCommand ? {} : { crashPoint: c.point as CrashPoint }),
+        ...(choice === undefined ? {} : { store: choice }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
       })
-      expect((await child.exited).signal).toBe('SIGKILL')
-      expect(await exists(world.path('turn.marker'))).toBe(false)
+      if (byCommand) {
+        // The command itself killed its agent.
+        expect((await child.exited).signal).toBe('SIGKILL')
+      } else {
+        await child.line(`at:${c.point}`)
+        expect(await child.kill()).toBe('SIGKILL')
+      }
+      expect(await exists(markerPath)).toBe(false)
+
       const host = restartedRuntime(world, {
         journal: true,
         continuationSteps: [{ text: 'All done.' }],
-        stores: openParentStores(choice)!,
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const, permissionAnswer: c.answer }),
       })
-      if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+      if (c.store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
       await host.runtime.recover({ sessionIds: [world.sessionId] })
-      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
-      const before = await fingerprint(host.stores, world, store, sourceRunId!)
-      const running = await host.runtime.plan({ sessionId: world.sessionId })
-      expect(running.rejectionReasons).toEqual(['tool_still_running'])
-      await writeFile(release, '')
-      // Wait (generous ceiling) until the command has ended and the plan settles it.
-      let settled = running
-      for (let i = 0; i < 600 && settled.disposition !== 'continue'; i += 1) {
-        await new Promise((done) => setTimeout(done, 50))
-        settled = await host.runtime.plan({ sessionId: world.sessionId })
+      const runIds = await runIdsOf(host.stores, world.sessionId)
+      expect(runIds).toHaveLength(1)
+      const sourceRunId = runIds[0]!
+      const operationId = `${sourceRunId}-o2`
+      const before = await fingerprint(host.stores, world, c.store, sourceRunId)
+      const runs = join(world.workspaceDir, 'runs.txt')
+
+      let first = await host.runtime.plan({ sessionId: world.sessionId })
+      if (c.point === 'command_running') {
+        // It waits for the release: the plan parks, writes nothing, and the command has not made its effect.
+        expect(first.rejectionReasons).toEqual(['tool_still_running'])
+        expect(first.openToolOperations).toMatchObject([{ operationId, recoveryMode: 'reattach', action: null }])
+        expect(await lines(runs)).toEqual([])
+        await writeFile(join(world.workspaceDir, 'release'), '')
       }
-      const { continuation: c1, ...p1 } = settled
+      if (byCommand) {
+        // Plans again (generous ceiling) until the command has ended and its exit file is there.
+        await until(async () => {
+          first = await host.runtime.plan({ sessionId: world.sessionId })
+          return !first.rejectionReasons.includes('tool_still_running')
+        }, 'the command’s end')
+      }
+      const { continuation: c1, ...p1 } = first
       const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
       expect(p2).toEqual(p1)
       expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
-      expect(c1?.settlementPlan?.map((e) => e.action)).toEqual(['settle_reattached'])
-      expect(await host.runtime.execute(settled)).toMatchObject({ _tag: 'Finished', status: 'completed' })
-      const ledger = await valueUnsafe(host.stores.events.read(world.sessionId, c1!.runId))
-      const responses = ledger.events.filter(isFunctionResponseEvent)
-      expect(responses).toHaveLength(1)
-      expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
-      expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('reattached')
-      expect(ledger.events.filter(isFunctionCallEvent)).toEqual([])
-      expect(await readFile(join(world.workspaceDir, 'runs.txt'), 'utf8')).toBe('ran\n')
-      expect(await fingerprint(host.stores, world, store, sourceRunId!)).toEqual(before)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+
+      const expected = SHELL_EXPECTED[c.point]
+      expect(first.disposition).toBe(expected.plan.disposition)
+      if (expected.plan.disposition === 'park') {
+        expect(first.rejectionReasons).toEqual([expected.plan.reason])
+        expect(first.openToolOperations).toMatchObject([
+          { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'reattach', reason: expected.plan.reason },
+        ])
+      } else {
+        expect(c1?.settlementPlan?.map((e) => [e.operationId, e.action])).toEqual(
+          expected.plan.action === null ? undefined : [[operationId, expected.plan.action]],
+        )
+      }
+      if (c.point === 'after_permission_request_committed') {
+        expect(first.diagnostics.map((d) => d.code)).toContain('permission_reasked')
+      }
+
+      let continuationRunId: string | null = null
+      if (first.disposition === 'continue') {
+        expect(await host.runtime.execute(first)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+        continuationRunId = c1!.runId
+        if (c.answer !== undefined) expect(host.questions).toEqual([`perm-${c1!.settlementPlan![0]!.toolCallId}-r1`])
+      }
+      const source = (await valueUnsafe(host.stores.events.read(world.sessionId, sourceRunId))).events
+      const continuation =
+        continuationRunId === null
+          ? []
+          : (await valueUnsafe(host.stores.events.read(world.sessionId, continuationRunId))).events
+      const history = [...source, ...continuation]
+      expect(continuation.filter(isFunctionCallEvent)).toEqual([])
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual(attempts.map((_, index) => index + 1))
+      // Exactly one response per call once the plan continued, none while it parks.
+      const responses = history.filter(isFunctionResponseEvent)
+      const refused = c.answer === 'deny'
+      expect(responses.map((e) => [e.refs?.operationId, e.actions?.toolOutcome?.settlementOrigin])).toEqual(
+        expected.origin === null ? [] : [[operationId, refused ? 'pre_t1_synthetic' : expected.origin]],
+      )
+      if (refused) {
+        expect(responses[0]?.content.isError).toBe(true)
+      } else if (expected.origin !== null) {
+        expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
+      }
+      // The command ran at most once: once when it answered or was settled, never when it parked or was refused.
+      expect(await lines(runs)).toEqual(refused || expected.runs === 0 ? [] : ['ran'])
+      expect(await fingerprint(host.stores, world, c.store, sourceRunId)).toEqual(before)
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
