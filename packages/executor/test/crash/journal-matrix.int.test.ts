@@ -11,8 +11,15 @@
  * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
  * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
  * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
- * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground
- * command that kills its agent and is settled from its files on SQLite and PostgreSQL (reattach).
+ * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement); a `reconcile` tool
+ * whose effect lands after its probe ran (`relay_append`: a courier process delivers it late, and its
+ * lagging probe answers `not_applied` meanwhile), killed after handing it off — the effect lands
+ * before the execution's re-probe (refused, `reconcile_verdict_changed`) or while the continuation asks
+ * permission again (its re-probe right before the dispatch stops it), and the next plan settles it
+ * from the fresh verdict: one effect, one response; and a foreground `shell` call (reattach) killed at
+ * K1–K6 on every store — K4 a command that makes its effect, kills its agent and ends (settled from its
+ * files), K5 one that kills its agent and is still running (parked `tool_still_running`, then settled)
+ * — whose command never runs twice.
  */
 import { fileURLToPath } from 'node:url'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
