@@ -37,6 +37,12 @@ export interface JournaledAttempt {
   readonly requestId: string
   /** Present when a probe chose this reissue. */
   readonly priorVerdict?: 'not_applied'
+  /**
+   * A reissue a probe chose: makes that probe again right before the dispatch — after preflight, which
+   * may have waited for a person, and after the basis — and answers whether it still reads
+   * `not_applied`. When it does not, the call stops there: no dispatch, no response.
+   */
+  readonly stillNotApplied?: () => Promise<boolean>
   /** The crash point after the response: `after_tool_response`, or `after_settlement_committed`. */
   readonly afterResponse: CrashPoint
 }
@@ -122,7 +128,8 @@ const refused = (message: string): ToolOutcome => ({ result: { error: message },
 
 /**
  * Runs one call of a protocol run through the journal; a write the store refused stops the run.
- * Answers the origin of the response it wrote.
+ * Answers the origin of the response it wrote, or null when `stillNotApplied` stopped it before its
+ * dispatch (nothing was dispatched and no response written).
  * @category constructors
  */
 export const runJournaledCall = async (
@@ -131,7 +138,7 @@ export const runJournaledCall = async (
   call: JournaledCallInput,
   journal: JournaledAttempt,
   run: (tool: Tool, context: { readonly operationId: string; readonly attempt: number }) => Promise<ToolOutcome>,
-): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
+): Promise<E.Either<RunWriteFailure, SettlementOrigin | null>> => {
   const { writer } = input
   const refuse = async (outcome: ToolOutcome): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
     const answered = await appendToolResponse(input.writer, call, outcome, {
@@ -164,6 +171,9 @@ export const runJournaledCall = async (
     if (E.isLeft(basis)) return refuse(refused(basis.left.message))
     reconcileBasis = basis.right
   }
+  // A probe's `not_applied` may have gone stale since revalidation (an effect that landed late): the
+  // last moment to find out is now, before T1 makes another attempt possible.
+  if (journal.stillNotApplied !== undefined && !(await journal.stillNotApplied())) return E.right(null)
   // 3. T1, durable: only after it resolved may the implementation start.
   const header = writer.header()
   const stamp = writer.stamp()
