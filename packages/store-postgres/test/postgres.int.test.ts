@@ -172,6 +172,51 @@ describe('an append (decision 170)', () => {
   })
 })
 
+describe('a claim (decision 174)', () => {
+  it('is one statement, one round trip: the claim, the target header and the session id, or none of them', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const pin = {
+      sourceInvocationId: 'invocation-1',
+      sourceRunId: 'run-1',
+      sourceTurnId: 'turn-1',
+      sourceRuntimeEventHighWater: 0,
+    }
+    const claimOf = (target: string) => ({
+      claim: {
+        sessionId: S,
+        ...pin,
+        targetInvocationId: `invocation-${target}`,
+        targetRunId: target,
+        targetTurnId: `turn-${target}`,
+        claimedAt: AT,
+      } as never,
+      header: {
+        ...(header as object),
+        runId: target,
+        invocationId: `invocation-${target}`,
+        turnId: `turn-${target}`,
+        parentRunId: 'run-1',
+        parentTurnId: 'turn-1',
+        continuationSource: pin,
+      } as never,
+    })
+    const won = claimOf('run-2')
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    try {
+      await value(s.claims.claimBoundary(won.claim, won.header))
+      expect(queries).toHaveBeenCalledTimes(1)
+    } finally {
+      queries.mockRestore()
+    }
+    const lost = claimOf('run-3')
+    expect((await failure(s.claims.claimBoundary(lost.claim, lost.header)))._tag).toBe('ClaimConflict')
+    const runs = (await value(s.runs.list(S))).map((entry) => entry.runId)
+    expect(runs).toEqual(['run-1', 'run-2'])
+  })
+})
+
 describe('words about the database', () => {
   it('name the database only: never the URL, its host, user or password', async () => {
     const base = new URL(clusterUrl())
