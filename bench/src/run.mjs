@@ -15,6 +15,9 @@
  *   stores  durable appends/s and claim latency, JSONL, SQLite and PostgreSQL (a scratch cluster
  *           of its own), each against its floor (src/stores.mjs); `resume plan --json` at 100k
  *           events [20k] on JSONL, SQLite and PostgreSQL
+ *   firstbyte `maka resume` on a 100-event ledger against an OpenAI-compatible endpoint on loopback:
+ *           from the command's start to the first byte the endpoint receives, against `node -e 0` plus
+ *           as many write+fsync as the resume makes before it (src/firstByteEndpoint.mjs)
  *   journal `maka run`, a turn of 20 `read_file` calls, with the tool journal off and on: (on − off)
  *           / 20 against one bare `write` + `fsync` of the journal's row size in the same folder,
  *           timed inside a floor process of 20 such appends (the whole floor process, less the same
@@ -26,7 +29,7 @@
  * default label `after`) and, when both exist, the table in `docs/performance.md`. Exit code 0 —
  * it is a report — unless `--check` is given and a target is missed.
  */
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import {
   existsSync,
   mkdirSync,
@@ -71,7 +74,7 @@ const parseArgs = (argv) => {
     else if (arg === '--') continue
     else
       throw new Error(
-        `unknown option ${arg} (use --quick, --reps N, --journal-reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores,journal), --check)`,
+        `unknown option ${arg} (use --quick, --reps N, --journal-reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores,firstbyte,journal), --check)`,
       )
   }
   if (options.reps !== undefined && (!Number.isSafeInteger(options.reps) || options.reps < 1)) {
@@ -247,6 +250,111 @@ const storesGroupOn = (postgresUrl, events) => {
   ])
   rmSync(dirname(sqliteFile), { recursive: true, force: true })
   return { events, micro: JSON.parse(micro.stdout), plan }
+}
+
+// Issue 23 item 4a: what a user waits for between starting `maka resume` and the first byte the
+// model's endpoint receives — recovery, the plan, the claim, the durable start row, the replay and
+// the request — on a ledger fixture of FIRST_BYTE_EVENTS rows, against an OpenAI-compatible endpoint
+// on loopback in a process of its own (src/firstByteEndpoint.mjs, which stamps the monotonic clock
+// when a request's first byte arrives). The floor is `node -e 0` plus as many `write` + `fsync` as
+// the resume makes before that byte: one floor process (floors/writeFsync.mjs) doing that many.
+// The count is read with strace when the machine has it, else FIRST_BYTE_FSYNCS (decision 175).
+const FIRST_BYTE_EVENTS = 100
+const FIRST_BYTE_FSYNCS = 13
+
+const waitForLine = (child) =>
+  new Promise((done, fail) => {
+    let text = ''
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk) => {
+      text += chunk
+      if (text.includes('\n')) done(JSON.parse(text.split('\n')[0]))
+    })
+    child.on('exit', (code) => fail(new Error(`the first-byte endpoint exited ${code}`)))
+  })
+
+const fsyncsBeforeFirstByte = (args, runEnv, port) => {
+  const which = spawnSync('sh', ['-c', 'command -v strace'], { encoding: 'utf8' })
+  if (which.status !== 0) return { count: FIRST_BYTE_FSYNCS, counted: false }
+  const trace = join(mkdtempSync(join(tmpdir(), 'maka-bench-strace-')), 'trace')
+  const traced = spawnSync(
+    'strace',
+    ['-f', '-e', 'trace=fsync,fdatasync,connect', '-o', trace, process.execPath, ...args],
+    { stdio: ['ignore', devNull, 'pipe'], env: runEnv },
+  )
+  if (traced.status !== 0) return { count: FIRST_BYTE_FSYNCS, counted: false }
+  let count = 0
+  for (const line of readFileSync(trace, 'utf8').split('\n')) {
+    if (line.includes('connect(') && line.includes(`htons(${port})`)) return { count, counted: true }
+    if (/\b(fsync|fdatasync)\(/.test(line)) count += 1
+  }
+  return { count: FIRST_BYTE_FSYNCS, counted: false }
+}
+
+const firstByteGroup = async () => {
+  process.stderr.write('firstbyte: preparing\n')
+  const f = ledgerFixture(FIRST_BYTE_EVENTS)
+  const cleanup = () => undoResume(f.dataDir, f.sessionId, [TARGET_RUN])
+  cleanup()
+  const root = mkdtempSync(join(tmpdir(), 'maka-bench-firstbyte-'))
+  const stamps = join(root, 'stamps')
+  writeFileSync(stamps, '')
+  const endpoint = spawn(process.execPath, [join(here, 'firstByteEndpoint.mjs'), stamps], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  try {
+    const { port } = await waitForLine(endpoint)
+    const args = cli(
+      'resume',
+      '--session',
+      f.sessionId,
+      '--data-dir',
+      f.dataDir,
+      '--provider',
+      'openai-compatible',
+      '--base-url',
+      `http://127.0.0.1:${port}/v1`,
+      '--model',
+      'm',
+    )
+    const runEnv = { ...env, MAKA_API_KEY: 'bench' }
+    const fsyncs = fsyncsBeforeFirstByte(args, runEnv, port)
+    cleanup()
+    const lastStamp = () => BigInt(readFileSync(stamps, 'utf8').trim().split('\n').pop())
+    const samples = { resume: [], floor: [], node: [] }
+    for (let rep = 0; rep < options.reps; rep += 1) {
+      const order = rep % 2 === 0 ? ['resume', 'floor', 'node'] : ['node', 'floor', 'resume']
+      for (const side of order) {
+        if (side === 'resume') {
+          const before = readFileSync(stamps, 'utf8').length
+          const started = process.hrtime.bigint()
+          runOnce(args, [0], runEnv)
+          if (readFileSync(stamps, 'utf8').length === before)
+            throw new Error('firstbyte: the resume never reached the endpoint')
+          samples.resume.push(Number(lastStamp() - started) / 1e6)
+          cleanup()
+        } else if (side === 'floor') {
+          // writeFsync.mjs makes one durable append before its N: N = count − 1 gives count in all.
+          samples.floor.push(
+            runOnce(floor('writeFsync.mjs', root, String(Math.max(0, fsyncs.count - 1)), '512'), [0]).ms,
+          )
+        } else {
+          samples.node.push(runOnce(['-e', '0'], [0]).ms)
+        }
+      }
+      process.stderr.write(`  firstbyte: repetition ${rep + 1}/${options.reps} done\n`)
+    }
+    const summary = (xs) => ({ medianMs: median(xs), minMs: Math.min(...xs), samplesMs: xs.map((x) => Math.round(x)) })
+    return {
+      events: FIRST_BYTE_EVENTS,
+      fsyncs: fsyncs.count,
+      fsyncsCounted: fsyncs.counted,
+      results: { resume: summary(samples.resume), floor: summary(samples.floor), 'node -e 0': summary(samples.node) },
+    }
+  } finally {
+    endpoint.kill('SIGTERM')
+    rmSync(root, { recursive: true, force: true })
+  }
 }
 
 const coldGroup = () => {
@@ -535,6 +643,14 @@ const verdicts = (report) => {
     }
     info(`resume plan ${events} events on SQLite, time vs floor`, ratio(plan.planSqlite.medianMs, plan.floor.medianMs))
   }
+  if (report.firstbyte !== undefined) {
+    const r = report.firstbyte.results
+    add(
+      `time to the model's first byte on resume (${report.firstbyte.events} events) vs node -e 0 + ${report.firstbyte.fsyncs} write+fsync`,
+      ratio(r.resume.medianMs, r.floor.medianMs),
+      1.5,
+    )
+  }
   if (report.cold !== undefined) {
     const base = report.cold.results['node -e 0'].medianMs
     for (const [name, v] of Object.entries(report.cold.results)) {
@@ -554,7 +670,7 @@ const machine = () => ({
 
 const main = async () => {
   const wants = (group) => options.only === undefined || options.only.includes(group)
-  const mainGroups = ['cold', 'tree', 'ledger', 'stores']
+  const mainGroups = ['cold', 'tree', 'ledger', 'stores', 'firstbyte']
   const missed = []
   if (mainGroups.some(wants)) missed.push(...(await mainReport(wants)))
   if (wants('journal')) missed.push(...journalReport())
@@ -577,6 +693,7 @@ const mainReport = async (wants) => {
   if (wants('tree')) report.tree = treeGroup()
   if (wants('ledger')) report.ledger = ledgerGroup()
   if (wants('stores')) report.stores = await storesGroup()
+  if (wants('firstbyte')) report.firstbyte = await firstByteGroup()
   report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
   report.targets = verdicts(report)
   mkdirSync(resultsDir, { recursive: true })
@@ -663,6 +780,18 @@ const tableRows = (report) => {
     }
     for (const [name, v] of Object.entries(plan)) {
       rows.push([`stores plan ${events}: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+    }
+  }
+  if (report.firstbyte !== undefined) {
+    const counted = report.firstbyte.fsyncsCounted ? 'counted with strace' : 'the known count'
+    for (const [name, v] of Object.entries(report.firstbyte.results)) {
+      const what =
+        name === 'resume'
+          ? 'resume, start to the first byte at the endpoint'
+          : name === 'floor'
+            ? `floor: node + ${report.firstbyte.fsyncs} write+fsync (${counted})`
+            : name
+      rows.push([`firstbyte: ${what}`, fmtMs(v.medianMs), fmtMs(v.minMs), '—'])
     }
   }
   for (const l of report.ledger ?? []) {
