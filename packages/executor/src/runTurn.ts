@@ -73,15 +73,19 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     if (E.isLeft(cwdResult)) return cwdResult.left
     let cwd = cwdResult.right
     let workspaceIdentity: NonEmptyString | undefined
-    // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
-    if (deps.safeBoundaryResumeEnabled) {
-      const observed = await observeWorkspace(cwd)()
-      if (E.isLeft(observed)) return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
+    // Every turn records its workspace identity, so a crash of a turn run without the flag can be
+    // resumed once the flag is on (decision 189). With the flag the inspection is a gate (fail
+    // closed); without it a workspace the inspector cannot read runs as before, with no identity.
+    const observed = await observeWorkspace(cwd)()
+    if (E.isRight(observed)) {
       const { canonicalPath, identity } = observed.right
       // The inspector answers a realpath and `fs:<dev>:<ino>:<path>`; anything else fails closed.
-      if (!AbsolutePath.is(canonicalPath) || !NonEmptyString.is(identity)) return workspaceUnavailable
-      cwd = canonicalPath
-      workspaceIdentity = identity
+      if (AbsolutePath.is(canonicalPath) && NonEmptyString.is(identity)) {
+        cwd = canonicalPath
+        workspaceIdentity = identity
+      } else if (deps.safeBoundaryResumeEnabled) return workspaceUnavailable
+    } else if (deps.safeBoundaryResumeEnabled) {
+      return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
     }
     // The session's earlier turns, read before anything of this turn is written (fail closed).
     const history = await loadSessionHistory(stores, sessionId)
@@ -104,6 +108,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       cwd,
       workspaceIdentity,
       provider: providerIdentityOf(provider),
+      permissionMode: ctx.permissionMode,
       prompt: request.prompt,
       createdAt,
       stamp: rowStamp(runId, 1, ctx.clock().getTime()),
