@@ -14,7 +14,7 @@ import {
 } from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
 import { normalizeCwd } from '@maka/planner'
-import { describeSessionHistoryProblem, loadSessionHistory } from '@maka/sessions'
+import { describeSessionHistoryProblem, loadSessionHistory, sessionTitleOf } from '@maka/sessions'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
@@ -47,6 +47,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   const sessionCwd = async (
     sessionId: SessionId,
     requestedCwd: string,
+    prompt: string,
   ): Promise<E.Either<TurnResult, AbsolutePath>> => {
     const existing = await stores.sessions.read(sessionId)()
     if (E.isRight(existing)) return E.right(existing.right.cwd)
@@ -59,7 +60,8 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     }
     // realpath answers an absolute path; anything else is not a workspace (fail closed).
     if (!AbsolutePath.is(cwd)) return E.left(workspaceUnavailable)
-    const created = await stores.sessions.create({ sessionId, cwd, createdAt: nowIso() })()
+    // A new session is titled by its first prompt, so listings name it by what it was for.
+    const created = await stores.sessions.create({ sessionId, cwd, createdAt: nowIso(), title: sessionTitleOf(prompt) })()
     return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
   }
 
@@ -69,7 +71,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     request: TurnRequest,
     signal: AbortSignal,
   ): Promise<TurnResult> => {
-    const cwdResult = await sessionCwd(sessionId, request.cwd)
+    const cwdResult = await sessionCwd(sessionId, request.cwd, request.prompt)
     if (E.isLeft(cwdResult)) return cwdResult.left
     let cwd = cwdResult.right
     let workspaceIdentity: NonEmptyString | undefined
