@@ -10,9 +10,11 @@ import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { requireDirectory, requireSafeId, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
-import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
+import { providerForRuns, requireProviderFlags } from '../providerChoice.js'
+import { recordedSetupOf, resolveTurnSetup } from '../sessionSetup.js'
+import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
 import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
@@ -24,9 +26,16 @@ import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './comm
 export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   if (prompt.trim() === '') throw new BadInputError('The prompt is empty.')
-  const choice = await requireProviderChoice(flags)
+  requireProviderFlags(flags)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, filesDir, stores, note, verbose } = await openDataDir(globals, 'write')
+  // A session keeps the setup its latest run recorded unless a flag says otherwise (decision 186).
+  const recorded = flags.session !== undefined && dataDir.exists ? await recordedSetupOf(stores, flags.session) : null
+  const setup = await resolveTurnSetup({ flags, settings, recorded, canAsk: false })
+  const safeResume = safeResumeSetting(settings.config)
+  process.stderr.write(`${setup.line}\n`)
+  if (!safeResume) process.stderr.write(`${safeResumeOffHint}\n`)
   const style = styleForStdout()
   const json = flags.json === true
   const narrator = makeEventNarrator({ fullText: json })
@@ -34,9 +43,9 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     dataDir: dataDir.path,
     filesDir,
     stores,
-    providerFor: providerForRuns(choice, { turn: DEMO_SCRIPT, continuation: [] }),
-    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
-    permissionMode: flags.yes === true ? 'allow' : 'deny',
+    providerFor: providerForRuns(setup.choice, { turn: DEMO_SCRIPT, continuation: [] }),
+    safeBoundaryResumeEnabled: safeResume,
+    permissionMode: setup.permissionMode,
     verbose,
     observer: eventPrinter(narrator, json),
   })
