@@ -325,7 +325,11 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
   const config = sub(program, 'config').description(
     'the settings file <data dir>/config.toml: provider profiles, permission mode, safe resume',
   )
-  const configFooter = helpFooter(['0    done', '1    config get: the key is not set; config set: the file could not be written', EXIT_TEXT.badInput])
+  const configFooter = helpFooter([
+    '0    done',
+    '1    config get: the key is not set; config set: the file could not be written',
+    EXIT_TEXT.badInput,
+  ])
   sub(config, 'get')
     .description('print the value of one key (e.g. safeResume, profiles.local.model)')
     .argument('<key>', 'the key')

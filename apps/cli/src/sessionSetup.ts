@@ -111,7 +111,9 @@ const envWithKey = (
   if (keyEnv === undefined || keyEnv === DEFAULT_KEY_ENV) return env
   const key = env[keyEnv]
   if (needsKey && (key === undefined || key === '')) {
-    throw new BadInputError(`${whose} reads its key from ${keyEnv}, which is not set (any value for a server without keys).`)
+    throw new BadInputError(
+      `${whose} reads its key from ${keyEnv}, which is not set (any value for a server without keys).`,
+    )
   }
   return { ...env, [DEFAULT_KEY_ENV]: key ?? '' }
 }
@@ -151,7 +153,9 @@ export const resolvePermission = (input: {
 }): { readonly mode: PermissionMode; readonly from: string } => {
   const { flags, canAsk } = input
   if (flags.yes === true && flags.permissionMode !== undefined && flags.permissionMode !== 'allow') {
-    throw new BadInputError(`--yes means --permission-mode allow; it cannot be given with --permission-mode ${flags.permissionMode}.`)
+    throw new BadInputError(
+      `--yes means --permission-mode allow; it cannot be given with --permission-mode ${flags.permissionMode}.`,
+    )
   }
   if (flags.yes === true) return { mode: 'allow', from: '--yes' }
   if (flags.permissionMode !== undefined) {
@@ -161,7 +165,9 @@ export const resolvePermission = (input: {
     return { mode: flags.permissionMode, from: '--permission-mode' }
   }
   const headless = (mode: PermissionMode, from: string) =>
-    mode === 'ask' && !canAsk ? { mode: 'deny' as const, from: `${from} asks; this command cannot ask` } : { mode, from }
+    mode === 'ask' && !canAsk
+      ? { mode: 'deny' as const, from: `${from} asks; this command cannot ask` }
+      : { mode, from }
   const recorded = input.recorded
   if (recorded?.permissionMode !== undefined) return headless(recorded.permissionMode, recorded.label)
   const configured = input.settings.config.permissionMode
@@ -193,7 +199,10 @@ export const resolveTurnSetup = async (input: SetupInput): Promise<ResolvedSetup
     keyEnv = profile.apiKeyEnv
     from = `profile ${flags.profile}`
     whose = `The profile ${flags.profile}`
-  } else if (recorded !== null && (!providerFlagsGiven(explicit) || (explicit.provider ?? recorded.providerId) === recorded.providerId)) {
+  } else if (
+    recorded !== null &&
+    (!providerFlagsGiven(explicit) || (explicit.provider ?? recorded.providerId) === recorded.providerId)
+  ) {
     // Flags that keep the recorded provider tune it (another --model, a --script for the scripted model).
     base = flagsOfRun(recorded)
     keyEnv = profileFor(settings, recorded.providerId, recorded.providerBaseUrl)?.apiKeyEnv
@@ -217,13 +226,23 @@ export const resolveTurnSetup = async (input: SetupInput): Promise<ResolvedSetup
   const needsKey = (effective.provider ?? 'scripted') === 'openai-compatible'
   const read = await readProviderChoice(effective, envWithKey(env, keyEnv, needsKey, whose))()
   if (E.isLeft(read)) {
-    const where = from.startsWith('profile ') ? ` (${from} in ${settings.file})` : from === recordedLabel ? ` (${from}; pass --provider and its flags to choose another model)` : ''
+    const where = from.startsWith('profile ')
+      ? ` (${from} in ${settings.file})`
+      : from === recordedLabel
+        ? ` (${from}; pass --provider and its flags to choose another model)`
+        : ''
     throw new BadInputError(`${read.left.message.replace(/\.$/, '')}${where}.`)
   }
   const permission = resolvePermission({
     flags,
     settings,
-    recorded: recorded === null ? null : { ...(recorded.permissionMode === undefined ? {} : { permissionMode: recorded.permissionMode }), label: recordedLabel },
+    recorded:
+      recorded === null
+        ? null
+        : {
+            ...(recorded.permissionMode === undefined ? {} : { permissionMode: recorded.permissionMode }),
+            label: recordedLabel,
+          },
     canAsk: input.canAsk,
   })
   return {

@@ -98,7 +98,8 @@ const parseKey = (key: string): E.Either<string, KeyPath> => {
   const match = /^profiles\.([^.]+)\.([^.]+)$/.exec(key)
   if (match !== null) {
     const [, name = '', field = ''] = match
-    if (!PROFILE_NAME.test(name)) return E.left(`the profile name "${name}" may only use 1 to 64 letters, digits, _ or -`)
+    if (!PROFILE_NAME.test(name))
+      return E.left(`the profile name "${name}" may only use 1 to 64 letters, digits, _ or -`)
     if ((PROFILE_KEYS as ReadonlyArray<string>).includes(field))
       return E.right({ _tag: 'profile', name, key: field as (typeof PROFILE_KEYS)[number] })
   }
@@ -287,7 +288,9 @@ export const setConfigValue = async (dataHome: string, key: string, value: strin
     await rename(temporary, loaded.file)
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => {})
-    throw new WriteFailedError(`could not write the settings file ${loaded.file} (${errnoCode(error) ?? 'unknown error'}); nothing was changed.`)
+    throw new WriteFailedError(
+      `could not write the settings file ${loaded.file} (${errnoCode(error) ?? 'unknown error'}); nothing was changed.`,
+    )
   }
   return decoded.right
 }

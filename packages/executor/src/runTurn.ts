@@ -61,7 +61,12 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     // realpath answers an absolute path; anything else is not a workspace (fail closed).
     if (!AbsolutePath.is(cwd)) return E.left(workspaceUnavailable)
     // A new session is titled by its first prompt, so listings name it by what it was for.
-    const created = await stores.sessions.create({ sessionId, cwd, createdAt: nowIso(), title: sessionTitleOf(prompt) })()
+    const created = await stores.sessions.create({
+      sessionId,
+      cwd,
+      createdAt: nowIso(),
+      title: sessionTitleOf(prompt),
+    })()
     return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
   }
 

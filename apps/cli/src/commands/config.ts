@@ -29,7 +29,11 @@ export const configSet = async (key: string, value: string | undefined, globals:
   const home = resolveDataDir(globals.dataDir)
   await setConfigValue(home, key, value)
   const loaded = await loadUserConfig(home)
-  say(value === undefined ? `${key} removed from ${loaded.file}` : `${key} = ${String(getConfigValue(loaded, key))} in ${loaded.file}`)
+  say(
+    value === undefined
+      ? `${key} removed from ${loaded.file}`
+      : `${key} = ${String(getConfigValue(loaded, key))} in ${loaded.file}`,
+  )
   return ExitCode.ok
 }
 

@@ -21,7 +21,7 @@ import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
+import { announcedBy, eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
 /**
@@ -91,6 +91,8 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     return ExitCode.parked
   }
   const narrator = makeEventNarrator({ fullText: json })
+  // Which model and mode the continuation uses, said once its first row is committed.
+  let setupLine: string | null = null
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     filesDir: workspace.filesDir,
@@ -104,12 +106,14 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
       settings,
       canAsk: false,
       defaults: NO_DEFAULT_SCRIPTS,
-      onSetup: (line) => process.stderr.write(`${line}\n`),
+      onSetup: (line) => {
+        setupLine = line
+      },
     }),
     safeBoundaryResumeEnabled: safeResume,
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
-    observer: eventPrinter(narrator, json),
+    observer: announcedBy(() => setupLine, eventPrinter(narrator, json)),
   })
   // Ctrl+C while waiting for a command stops the wait (nothing was written); during a run it cancels it.
   const waiting = new AbortController()

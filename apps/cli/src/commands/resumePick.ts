@@ -56,7 +56,8 @@ export const pickLine = (entry: PickEntry): string =>
  * @category constructors
  */
 export const resumePick = async (flags: ResumeFlags, globals: GlobalFlags): Promise<ExitCode> => {
-  if (flags.session !== undefined) throw new BadInputError('--pick chooses the session: give --pick or --session, not both.')
+  if (flags.session !== undefined)
+    throw new BadInputError('--pick chooses the session: give --pick or --session, not both.')
   if (flags.json === true) throw new BadInputError('--pick is interactive: it cannot be given with --json.')
   const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   const safeResume = safeResumeSetting(settings.config)

@@ -17,7 +17,7 @@ import { recordedSetupOf, resolveTurnSetup } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { announcedBy, eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -34,8 +34,7 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
   const recorded = flags.session !== undefined && dataDir.exists ? await recordedSetupOf(stores, flags.session) : null
   const setup = await resolveTurnSetup({ flags, settings, recorded, canAsk: false })
   const safeResume = safeResumeSetting(settings.config)
-  process.stderr.write(`${setup.line}\n`)
-  if (!safeResume) process.stderr.write(`${safeResumeOffHint}\n`)
+
   const style = styleForStdout()
   const json = flags.json === true
   const narrator = makeEventNarrator({ fullText: json })
@@ -47,7 +46,7 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     safeBoundaryResumeEnabled: safeResume,
     permissionMode: setup.permissionMode,
     verbose,
-    observer: eventPrinter(narrator, json),
+    observer: announcedBy(() => setup.line, eventPrinter(narrator, json)),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
@@ -67,6 +66,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     // Every way a turn does not complete gets its one stderr line, whatever stdout's format.
     const problem = problemLine(result)
     if (problem !== null) process.stderr.write(`${problem}\n`)
+    // Once per command, after a turn that ran: a refused turn keeps its one stderr line.
+    if (!safeResume && result._tag === 'Finished') process.stderr.write(`${safeResumeOffHint}\n`)
     if (json) {
       sayLine({
         type: 'result',
