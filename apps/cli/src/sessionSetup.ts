@@ -11,8 +11,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import type { AgentRun } from '@maka/events'
 import type { ContinuationProviderResolver, PermissionMode } from '@maka/executor'
 import { compareRunCreation } from '@maka/planner'
-import { listSessionRuns } from '@maka/sessions'
-import type { StorePorts } from '@maka/stores'
+import { type SessionStores, listSessionRuns } from '@maka/sessions'
 import { BadInputError } from './ExitCode.js'
 import type { ModelFlags } from './CommandFlags.js'
 import {
@@ -66,11 +65,8 @@ const DEFAULT_KEY_ENV = 'MAKA_API_KEY'
  * null for a session with no readable run (or that does not exist yet).
  * @category constructors
  */
-export const recordedSetupOf = async (
-  stores: Pick<StorePorts, 'runs'>,
-  sessionId: string,
-): Promise<AgentRun | null> => {
-  const runs = await listSessionRuns(stores as Parameters<typeof listSessionRuns>[0], sessionId)
+export const recordedSetupOf = async (stores: SessionStores, sessionId: string): Promise<AgentRun | null> => {
+  const runs = await listSessionRuns(stores, sessionId)
   if (E.isLeft(runs)) return null
   const headers = runs.right.flatMap((run) => ('header' in run ? [run.header] : [])).sort(compareRunCreation)
   return headers[headers.length - 1] ?? null

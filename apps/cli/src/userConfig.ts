@@ -92,16 +92,17 @@ type KeyPath =
   | { readonly _tag: 'top'; readonly key: (typeof TOP_KEYS)[number] }
   | { readonly _tag: 'profile'; readonly name: string; readonly key: (typeof PROFILE_KEYS)[number] }
 
+const isOneOf = <K extends string>(keys: ReadonlyArray<K>, key: string): key is K =>
+  (keys as ReadonlyArray<string>).includes(key)
+
 const parseKey = (key: string): E.Either<string, KeyPath> => {
-  if ((TOP_KEYS as ReadonlyArray<string>).includes(key))
-    return E.right({ _tag: 'top', key: key as (typeof TOP_KEYS)[number] })
+  if (isOneOf(TOP_KEYS, key)) return E.right({ _tag: 'top', key })
   const match = /^profiles\.([^.]+)\.([^.]+)$/.exec(key)
   if (match !== null) {
     const [, name = '', field = ''] = match
     if (!PROFILE_NAME.test(name))
       return E.left(`the profile name "${name}" may only use 1 to 64 letters, digits, _ or -`)
-    if ((PROFILE_KEYS as ReadonlyArray<string>).includes(field))
-      return E.right({ _tag: 'profile', name, key: field as (typeof PROFILE_KEYS)[number] })
+    if (isOneOf(PROFILE_KEYS, field)) return E.right({ _tag: 'profile', name, key: field })
   }
   return E.left(`unknown key "${key}" (known: ${CONFIG_KEYS.join(', ')})`)
 }
@@ -169,7 +170,7 @@ export const decodeUserConfig = (raw: unknown): E.Either<string, UserConfig> => 
           if (E.isLeft(checked)) return checked
           profile[field] = checked.right
         }
-        profiles[name] = profile as ProviderProfile
+        profiles[name] = profile
       }
       continue
     }
