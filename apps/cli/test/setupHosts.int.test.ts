@@ -87,12 +87,12 @@ describe('a host that opens a session keeps its setup', () => {
       const { double, env } = await givenEndpointSession()
       await chat.open(['--data-dir', env.dataDir, '--session', 's1'], true, ['MAKA_API_KEY=test'])
       onTestFinished(chat.close)
-      expect(chat.screen()).toContain(
-        `maka: using openai-compatible model fake-1 at ${double.baseUrl} (recorded in session s1) · permission mode allow (recorded in session s1)`,
-      )
       chat.type('again')
       await waitFor('the second request', () => double.requests.length >= 2, 60_000)
       expect(double.requests.map((r) => r['model'])).toEqual(['fake-1', 'fake-1'])
+      expect(chat.screen()).toContain(
+        `maka: using openai-compatible model fake-1 at ${double.baseUrl} (recorded in session s1) · permission mode allow (recorded in session s1)`,
+      )
       await waitFor('the answer', () => chat.screen().includes('ok'))
     })
   })
