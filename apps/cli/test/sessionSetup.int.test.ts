@@ -7,13 +7,24 @@
  * interrupted session of the current folder (then of another folder, saying so); `--pick` without a
  * terminal lists the interrupted sessions with their titles and exits 2.
  */
-import { spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import { existsSync, rmSync } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { type Answer, type EndpointDouble, startEndpointDouble } from './endpointDouble.js'
-import { CLI, cliEnv, ledgerRows, removeScratch, runCli, runHeaders, scratch, scriptFile } from './support.js'
+import {
+  CLI,
+  cliEnv,
+  ledgerRows,
+  removeScratch,
+  runCli,
+  runHeaders,
+  scratch,
+  scriptFile,
+  tmuxSocketPath,
+  waitFor,
+} from './support.js'
 
 const doubles: Array<EndpointDouble> = []
 afterEach(async () => {
@@ -268,12 +279,71 @@ describe('maka resume finds the crash', () => {
     })
   })
 
+  describe('when --pick runs on a terminal', () => {
+    it('lists the interrupted sessions, and Enter on one resumes it', async () => {
+      const { dataDir, workspace, root } = await scratch()
+      await crashedTurn({ dataDir, workspace, root, sessionId: 'older', flag: true, prompt: 'first job' })
+      await crashedTurn({ dataDir, workspace, root, sessionId: 'newer', flag: true, prompt: 'second job' })
+      const socket = `maka-pick-${process.pid}`
+      const tmux = (...args: ReadonlyArray<string>): string =>
+        execFileSync('/usr/bin/tmux', ['-L', socket, ...args], { encoding: 'utf8' })
+      const screen = () => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'pick')
+      const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`
+      const command = [
+        'env',
+        'NO_COLOR=1',
+        'MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1',
+        quote(process.execPath),
+        quote(CLI),
+        'resume',
+        '--pick',
+        '--data-dir',
+        quote(dataDir),
+      ].join(' ')
+      tmux(
+        'new-session',
+        '-d',
+        '-s',
+        'pick',
+        '-x',
+        '200',
+        '-y',
+        '30',
+        `cd ${quote(workspace)}; ${command}; echo "exit=$?"; sleep 60`,
+      )
+      onTestFinished(() => {
+        try {
+          tmux('kill-server')
+        } catch {
+          // Already gone.
+        }
+        rmSync(tmuxSocketPath(socket), { force: true })
+      })
+      await waitFor('the list', () => screen().includes('Resume which interrupted session?'))
+      const list = screen()
+      // Newest first: the second job is the first choice, then the first job.
+      expect(list.indexOf('second job')).toBeGreaterThan(-1)
+      expect(list.indexOf('second job')).toBeLessThan(list.indexOf('first job'))
+      expect(list).toMatch(/first job · (just now|\d+ min ago) · .*ws · can continue \(older\)/)
+      tmux('send-keys', '-t', 'pick', 'Down')
+      await waitFor('the second choice selected', () => /❯ first job/.test(screen()))
+      tmux('send-keys', '-t', 'pick', 'Enter')
+      await waitFor('the resume to end', () => /exit=\d+/.exec(screen())?.[0])
+      expect(screen()).toContain('exit=0')
+      expect(screen()).toContain('Resuming session older')
+      expect((await runHeaders(dataDir, 'older')).some((h) => h['continuationSource'] !== undefined)).toBe(true)
+      expect((await runHeaders(dataDir, 'newer')).some((h) => h['continuationSource'] !== undefined)).toBe(false)
+    })
+  })
+
   describe('when sessions are listed', () => {
     it('each is titled by its first prompt, on one line', async () => {
       const { dataDir, workspace } = await scratch()
       await runCli(['run', '--data-dir', dataDir, '--session', 't', '--cwd', workspace, 'tidy\n  the   README'])
       const listed = await runCli(['sessions', '--data-dir', dataDir])
       expect(listed.stdout).toMatch(/^t {2}"tidy the README" {2}turn /m)
+      const shown = await runCli(['show', 't', '--data-dir', dataDir])
+      expect(shown.stdout.split('\n')[0]).toMatch(/^session t "tidy the README" \S+ /)
     })
   })
 })

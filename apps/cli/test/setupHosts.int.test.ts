@@ -59,7 +59,11 @@ describe('a host that opens a session keeps its setup', () => {
       let out = ''
       server.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk))
       const url = new URL(
-        await waitFor('maka ui to listen', () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1], 60_000),
+        await waitFor(
+          'maka ui to listen',
+          () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1],
+          60_000,
+        ),
       )
       await waitFor('the startup pass', () => out.includes('startup recovery'), 60_000)
       const sent = await fetch(`${url.origin}/api/invoke/sessions:send`, {
