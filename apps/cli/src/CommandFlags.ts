@@ -140,6 +140,14 @@ export interface UiFlags extends ModelFlags {
 }
 
 /**
+ * Flags of `doctor`: the provider flags it checks instead of the settings', and `--json`.
+ * @category models
+ */
+export interface DoctorFlags extends ModelFlags {
+  readonly json?: boolean
+}
+
+/**
  * Flags of `config list`.
  * @category models
  */

@@ -28,6 +28,7 @@ import {
   type UiFlags,
   type StoreCopyFlags,
   type ConfigListFlags,
+  type DoctorFlags,
 } from './CommandFlags.js'
 
 /**
@@ -367,6 +368,22 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         (await import('./commands/config.js')).configList(options, globalsOf(command)),
       ),
     )
+
+  addProviderOptions(
+    sub(program, 'doctor')
+      .description(
+        'check the settings, the safe-resume flag, the model and its key, its endpoint (one small request), the data dir and the store; each with its fix',
+      )
+      .option('--json', 'one JSON object: ok, and each check with its status, detail and fix')
+      .addHelpText(
+        'after',
+        helpFooter(['0    nothing failed (warnings allowed)', '1    a check failed', EXIT_TEXT.badInput]),
+      ),
+  ).action(
+    act(async (options: DoctorFlags, command: Command) =>
+      (await import('./commands/doctor.js')).doctor(options, globalsOf(command)),
+    ),
+  )
 
   const ui = addProviderOptions(
     sub(program, 'ui')
