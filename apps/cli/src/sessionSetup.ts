@@ -220,6 +220,8 @@ export const resolveTurnSetup = async (input: SetupInput): Promise<ResolvedSetup
   }
   const effective: ProviderFlags = { ...base, ...explicit }
   const needsKey = (effective.provider ?? 'scripted') === 'openai-compatible'
+  // Flags naming an endpoint a profile describes read the key from the variable that profile names.
+  keyEnv ??= needsKey ? profileFor(settings, 'openai-compatible', effective.baseUrl)?.apiKeyEnv : undefined
   const read = await readProviderChoice(effective, envWithKey(env, keyEnv, needsKey, whose))()
   if (E.isLeft(read)) {
     const where = from.startsWith('profile ')
