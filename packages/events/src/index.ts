@@ -126,6 +126,7 @@ export {
   operationIdOf,
   argsDigest,
   prefixDigestOf,
+  argsDigestWith,
   type AttemptBrand,
   type Sha256DigestBrand,
   type ReconcileBasisBrand,

@@ -24,7 +24,8 @@ export interface StoreFile {
     length: number,
     position: number | null,
   ) => Promise<{ readonly bytesRead: number }>
-  readonly stat: () => Promise<{ readonly size: number; readonly mode: number }>
+  /** `nlink` is 0 once the file has no name left (removed, or replaced by a rename over its path). */
+  readonly stat: () => Promise<{ readonly size: number; readonly mode: number; readonly nlink: number }>
   readonly truncate: (length: number) => Promise<void>
   readonly sync: () => Promise<void>
   readonly chmod: (mode: number) => Promise<void>
