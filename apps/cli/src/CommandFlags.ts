@@ -78,6 +78,10 @@ export interface ModelFlags {
   readonly model?: string
   readonly timeout?: string
   readonly yes?: boolean
+  /** `--permission-mode`: ask, allow or deny (`--yes` is allow). */
+  readonly permissionMode?: 'ask' | 'allow' | 'deny'
+  /** `--profile NAME`: a provider profile of the settings file. */
+  readonly profile?: string
 }
 /**
  * Flags of `chat`.
@@ -112,6 +116,8 @@ export interface ResumeFlags extends ModelFlags {
   readonly json?: boolean
   /** False with `--no-wait`: park at once when a command of the crashed turn is still running. */
   readonly wait?: boolean
+  /** `--pick`: list the interrupted sessions and let the person choose one. */
+  readonly pick?: boolean
 }
 /**
  * Flags of `resume plan`.
@@ -131,6 +137,22 @@ export interface ResumePlanFlags {
 export interface UiFlags extends ModelFlags {
   readonly port?: string
   readonly open: boolean
+}
+
+/**
+ * Flags of `doctor`: the provider flags it checks instead of the settings', and `--json`.
+ * @category models
+ */
+export interface DoctorFlags extends ModelFlags {
+  readonly json?: boolean
+}
+
+/**
+ * Flags of `config list`.
+ * @category models
+ */
+export interface ConfigListFlags {
+  readonly json?: boolean
 }
 
 /**

@@ -27,6 +27,8 @@ import {
   type ResumePlanFlags,
   type UiFlags,
   type StoreCopyFlags,
+  type ConfigListFlags,
+  type DoctorFlags,
 } from './CommandFlags.js'
 
 /**
@@ -65,7 +67,10 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_HOME                            the data directory when --data-dir is not given (else ~/.maka)',
     '  MAKA_STORE                           the store when --store is not given (jsonl:DIR, sqlite:FILE, postgres://…)',
     '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',
-    '  MAKA_API_KEY                         the key of --provider openai-compatible',
+    '  MAKA_API_KEY                         the key of --provider openai-compatible (a profile may name another variable)',
+    '  MAKA_PROFILE                         the provider profile of new sessions when no flag chooses one',
+    '',
+    'Settings: <data dir>/config.toml (maka config list); flags win over the environment, the environment over it.',
   ].join('\n')
 
 const addProviderOptions = (command: Command): Command =>
@@ -85,6 +90,13 @@ const addProviderOptions = (command: Command): Command =>
       'openai-compatible: give up after this long without a response or a streamed chunk (default: $MAKA_PROVIDER_TIMEOUT_MS, else 120000)',
     )
     .option('--yes', 'allow tool calls that change the workspace (permission mode allow; default deny)')
+    .addOption(
+      new Option(
+        '--permission-mode <mode>',
+        "how tool calls that change the workspace are authorised (default: the session's recorded mode, else the settings', else deny, or ask in chat and ui)",
+      ).choices(['ask', 'allow', 'deny']),
+    )
+    .option('--profile <name>', 'a provider profile of the settings file (maka config; default: its "profile")')
 
 const oneLine = (text: string): string => text.trim().replace(/\s*\n\s*/g, ' ')
 
@@ -311,6 +323,68 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
     )
 
+  const config = sub(program, 'config').description(
+    'the settings file <data dir>/config.toml: provider profiles, permission mode, safe resume',
+  )
+  const configFooter = helpFooter([
+    '0    done',
+    '1    config get: the key is not set; config set: the file could not be written',
+    EXIT_TEXT.badInput,
+  ])
+  sub(config, 'get')
+    .description('print the value of one key (e.g. safeResume, profiles.local.model)')
+    .argument('<key>', 'the key')
+    .addHelpText('after', configFooter)
+    .action(
+      act(async (key: string, _options: unknown, command: Command) =>
+        (await import('./commands/config.js')).configGet(key, globalsOf(command)),
+      ),
+    )
+  sub(config, 'set')
+    .description('set one key (checked first; a bad key or value writes nothing)')
+    .argument('<key>', 'the key')
+    .argument('<value>', 'the value')
+    .addHelpText('after', configFooter)
+    .action(
+      act(async (key: string, value: string, _options: unknown, command: Command) =>
+        (await import('./commands/config.js')).configSet(key, value, globalsOf(command)),
+      ),
+    )
+  sub(config, 'unset')
+    .description('remove one key')
+    .argument('<key>', 'the key')
+    .addHelpText('after', configFooter)
+    .action(
+      act(async (key: string, _options: unknown, command: Command) =>
+        (await import('./commands/config.js')).configSet(key, undefined, globalsOf(command)),
+      ),
+    )
+  sub(config, 'list')
+    .description('every key the settings file holds, and the file')
+    .option('--json', 'one JSON object: the file and its settings')
+    .addHelpText('after', configFooter)
+    .action(
+      act(async (options: ConfigListFlags, command: Command) =>
+        (await import('./commands/config.js')).configList(options, globalsOf(command)),
+      ),
+    )
+
+  addProviderOptions(
+    sub(program, 'doctor')
+      .description(
+        'check the settings, the safe-resume flag, the model and its key, its endpoint (one small request), the data dir and the store; each with its fix',
+      )
+      .option('--json', 'one JSON object: ok, and each check with its status, detail and fix')
+      .addHelpText(
+        'after',
+        helpFooter(['0    nothing failed (warnings allowed)', '1    a check failed', EXIT_TEXT.badInput]),
+      ),
+  ).action(
+    act(async (options: DoctorFlags, command: Command) =>
+      (await import('./commands/doctor.js')).doctor(options, globalsOf(command)),
+    ),
+  )
+
   const ui = addProviderOptions(
     sub(program, 'ui')
       .description('the desktop UI in a browser: serves it on 127.0.0.1 with a per-run token until Ctrl+C')
@@ -329,7 +403,11 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
   const resume = addProviderOptions(
     sub(program, 'resume')
       .description('recover, plan the latest safe boundary and execute it')
-      .option('--session <id>', 'session (default: the most recent one)')
+      .option(
+        '--session <id>',
+        'session (default: the most recent interrupted one of this folder, else of any folder, else the most recent one)',
+      )
+      .option('--pick', 'list the interrupted sessions and choose one (needs a terminal)')
       .option('--json', 'newline-delimited JSON: the plan, one object per committed event, then a result object')
       .option(
         '--no-wait',
@@ -347,7 +425,9 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       ),
   ).action(
     act(async (options: ResumeFlags, command: Command) =>
-      (await import('./commands/resume.js')).resume(options, globalsOf(command)),
+      options.pick === true
+        ? (await import('./commands/resumePick.js')).resumePick(options, globalsOf(command))
+        : (await import('./commands/resume.js')).resume(options, globalsOf(command)),
     ),
   )
   sub(resume, 'plan')

@@ -1,7 +1,8 @@
 /**
  * The root README's quick start, pasted verbatim into a fresh shell: the `maka-on-path` block runs
  * in the checkout, then the `quick-start` block runs line by line in an empty temp dir with a fresh
- * `HOME` and no `MAKA_*` variables. Every command must exit with the code its comment promises.
+ * `HOME` and no `MAKA_*` variables. Every command must exit with the code its comment promises;
+ * the turn it kills is found and continued by `maka resume`.
  */
 import { execFile } from 'node:child_process'
 import { mkdir, mkdtemp, readFile } from 'node:fs/promises'
@@ -56,5 +57,8 @@ describe('README quick start', { timeout: 240_000 }, () => {
     expect({ codes, stderr }).toEqual({ codes: expected, stderr: expect.any(String) })
     expect(stdout).toMatch(/completed — session session-\w+, run run-\w+/)
     expect(stdout).toContain('"rejectionReasons"')
+    // The crash of the quick start is found by `maka resume` without --session (issue 24) and continued.
+    expect(stdout).toMatch(/^Resuming session session-\w+ from the latest safe boundary/m)
+    expect(stdout).toMatch(/^completed — continuation run run-\w+ of source run run-\w+$/m)
   })
 })

@@ -23,8 +23,12 @@ describe('when a scripted session is resumed with --verbose and a --script file'
     expect(result.stdout).toContain('scripted continuation')
     const lines = result.stderr.trimEnd().split('\n')
     expect(lines.length).toBeGreaterThan(0)
+    // Beside them, the one line every resume prints saying which model and permission mode it uses
+    // (decision 186); a script file for the scripted model is the recorded model, not a switch.
     for (const line of lines) {
-      expect(line).toMatch(/^maka: (recovery |plan_approved |execution_started |execution_completed )/)
+      expect(line).toMatch(
+        /^maka: (recovery |plan_approved |execution_started |execution_completed |using the scripted model with the given script \(recorded by run )/,
+      )
     }
     expect(result.stderr).not.toContain('instead of')
   })

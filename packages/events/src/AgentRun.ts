@@ -54,6 +54,19 @@ export const ContinuationSource = strictStruct(
 export type ContinuationSource = t.TypeOf<typeof ContinuationSource>
 
 /**
+ * How a run authorised tool calls that change the workspace: `ask` the person, `allow` them, or
+ * `deny` them. Recorded in the header so a later turn of the session, or a continuation of the
+ * run, keeps the mode the person chose.
+ * @category codecs
+ */
+export const PermissionMode = t.keyof({ ask: null, allow: null, deny: null }, 'PermissionMode')
+/**
+ * How a run authorised tool calls that change the workspace.
+ * @category models
+ */
+export type PermissionMode = t.TypeOf<typeof PermissionMode>
+
+/**
  * The AgentRun header, exact shape.
  * @category codecs
  */
@@ -76,6 +89,8 @@ export const AgentRun = strictStruct(
     // key (credentials in a URL are refused before a header is written).
     providerBaseUrl: NonEmptyString,
     workspaceIdentity: NonEmptyString,
+    // Absent in headers written before it was recorded: such a run's mode is unknown.
+    permissionMode: PermissionMode,
     completedAt: IsoTimestamp,
     parentRunId: RunId,
     parentTurnId: NonEmptyString,

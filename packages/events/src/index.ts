@@ -62,6 +62,7 @@ export {
   type TerminalRunStatus,
   ContinuationSource,
   AgentRun,
+  PermissionMode,
   isTerminalRunStatus,
   isChildRun,
   isContinuationRun,

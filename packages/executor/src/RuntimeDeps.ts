@@ -143,6 +143,11 @@ export interface ResolvedProvider {
   readonly providerFor: (run: ProviderRun) => ModelProvider
   /** One sentence when the host chose another model than the one the source run recorded. */
   readonly note?: string
+  /**
+   * How the continuation authorises tool calls that change the workspace — the host keeps the mode
+   * its source run recorded unless the person chose another; the runtime's `permissionMode` when absent.
+   */
+  readonly permissionMode?: PermissionMode
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type ContinuationJournal,
   type ContinuationSource,
   type IsoTimestamp,
+  type PermissionMode,
   type RowStamp,
   type RuntimeEvent,
   makeContinuationStartEvent,
@@ -31,6 +32,8 @@ export interface ContinuationInput {
   readonly continuation: ApprovedContinuation
   readonly sourceHeader: AgentRun
   readonly provider: ProviderIdentity
+  /** How the continuation authorises tool calls that change the workspace; recorded in its header. */
+  readonly permissionMode?: PermissionMode
   readonly createdAt: IsoTimestamp
   /** The stamp of the target's first row. */
   readonly stamp: RowStamp
@@ -77,6 +80,7 @@ export const decideContinuation = (input: ContinuationInput): ContinuationStart 
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
     workspaceIdentity: c.safetySnapshot.workspaceIdentity,
+    ...(input.permissionMode === undefined ? {} : { permissionMode: input.permissionMode }),
     parentRunId: c.sourceRunId,
     parentTurnId: c.sourceTurnId,
     continuationSource,

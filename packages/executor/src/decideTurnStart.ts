@@ -8,6 +8,7 @@ import {
   type AgentRun,
   type IsoTimestamp,
   NonEmptyString,
+  type PermissionMode,
   type RowStamp,
   type RunId,
   type RuntimeEvent,
@@ -53,9 +54,11 @@ export interface TurnStartInput {
   readonly turnId: NonEmptyString
   readonly invocationId: NonEmptyString
   readonly cwd: AbsolutePath
-  /** Only when the safety inspection ran (the resume flag is on). */
+  /** The workspace's identity when the host could read it (whatever the resume flag). */
   readonly workspaceIdentity?: NonEmptyString | undefined
   readonly provider: ProviderIdentity
+  /** How the run authorises tool calls that change the workspace; recorded in its header. */
+  readonly permissionMode?: PermissionMode
   readonly prompt: string
   readonly createdAt: IsoTimestamp
   /** The stamp of the run's first row. */
@@ -89,6 +92,7 @@ export const decideTurnStart = (input: TurnStartInput): TurnStart => {
     createdAt: input.createdAt,
     updatedAt: input.createdAt,
     ...(input.workspaceIdentity === undefined ? {} : { workspaceIdentity: input.workspaceIdentity }),
+    ...(input.permissionMode === undefined ? {} : { permissionMode: input.permissionMode }),
   }
   const initialUser = makeInitialUserEvent(header, input.stamp, input.prompt)
   return { header, initialUser: input.protocol === true ? withProtocolMarker(initialUser) : initialUser }

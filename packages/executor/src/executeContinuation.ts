@@ -20,7 +20,7 @@ import { digestChanged, probeOperation, reprobe } from './journalRevalidation.js
 import { performSettlements } from './settleOperations.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
-import type { ContinuationRejectionCode, ProviderRun } from './RuntimeDeps.js'
+import type { ContinuationRejectionCode, PermissionMode, ProviderRun } from './RuntimeDeps.js'
 import { type RunStop, rowStamp, runThrew } from './runWriter.js'
 
 const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationResult => ({
@@ -35,7 +35,11 @@ const reject = (codes: ReadonlyArray<ContinuationRejectionCode>): ContinuationRe
  */
 export const makeExecuteContinuation = (
   ctx: RunContext,
-): ((approved: ContinuationPlan, providerFor?: (run: ProviderRun) => ModelProvider) => Promise<ContinuationResult>) => {
+): ((
+  approved: ContinuationPlan,
+  providerFor?: (run: ProviderRun) => ModelProvider,
+  permissionMode?: PermissionMode,
+) => Promise<ContinuationResult>) => {
   const { deps, stores } = ctx
 
   const emitExecutionFailed = (c: ApprovedContinuation, targetRunId: string | null, errorClass: string) =>
@@ -52,6 +56,7 @@ export const makeExecuteContinuation = (
     c: ApprovedContinuation,
     signal: AbortSignal,
     providerFor: (run: ProviderRun) => ModelProvider,
+    permissionMode: PermissionMode,
   ): Promise<ContinuationResult> => {
     const hostJournal = { protocol: ctx.protocol, tools: deps.tools }
     // A chain with a tool journal, or a run that will write one, re-reads the journal and the digest.
@@ -86,6 +91,7 @@ export const makeExecuteContinuation = (
       continuation: c,
       sourceHeader: observed.sourceHeader,
       provider: providerIdentityOf(provider),
+      permissionMode,
       createdAt,
       stamp: rowStamp(c.runId, 1, ctx.clock().getTime()),
       ...(ctx.protocol && journal?.sourceDigest != null && Sha256Digest.is(journal.sourceDigest)
@@ -154,7 +160,7 @@ export const makeExecuteContinuation = (
       const running = await ctx.perform(runningWrites, writer)
       if (E.isLeft(running)) return stopped(stopOf(running.left))
       const history = [...earlier.right, ...c.runtimeContext]
-      const loopInput = { writer, provider, history, cwd: start.header.cwd, signal }
+      const loopInput = { writer, provider, history, cwd: start.header.cwd, signal, permissionMode }
       const settlements = c.settlementPlan ?? []
       if (settlements.length > 0 && journal?.projection != null) {
         const settled = await performSettlements(
@@ -203,7 +209,7 @@ export const makeExecuteContinuation = (
     }
   }
 
-  return async (approved, providerFor = deps.providerFor) => {
+  return async (approved, providerFor = deps.providerFor, permissionMode = ctx.permissionMode) => {
     const c = approved.continuation
     if (approved.disposition !== 'continue' || c === undefined) return { _tag: 'Parked', plan: approved }
     // A plan made elsewhere is not a licence: without the flag nothing is executed.
@@ -232,7 +238,7 @@ export const makeExecuteContinuation = (
         }
       }
       try {
-        return await executeOwned(approved, c, lease.signal, providerFor)
+        return await executeOwned(approved, c, lease.signal, providerFor, permissionMode)
       } finally {
         await ctx.ownership.releaseOwnership(c.sessionId, owned.right)
       }

@@ -12,7 +12,6 @@ import {
   makeRuntimeContinuationPlanner,
   planUnrecovered,
 } from '@maka/planner'
-import type { ModelProvider } from '@maka/providers'
 import type { LedgerScan } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
@@ -25,7 +24,7 @@ import { observeJournal } from './observeJournal.js'
 import { onlyStillRunning, pause, shellTimeoutOf, waitingOperations } from './waitForCommands.js'
 import { replaySegment } from './replaySegment.js'
 import type { ContinuationResult, ResumeObserver, Runtime } from './Runtime.js'
-import type { ProviderRun, RuntimeDeps } from './RuntimeDeps.js'
+import type { ResolvedProvider, RuntimeDeps } from './RuntimeDeps.js'
 import { makeRunContext } from './runContext.js'
 import { makeRunTurn } from './runTurn.js'
 import { makeStartupRecovery } from './startupRecovery.js'
@@ -134,8 +133,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     c: Continuation,
     headers: ReadonlyMap<string, AgentRun>,
     observer: ResumeObserver,
-  ): Promise<E.Either<ContinuationResult, (run: ProviderRun) => ModelProvider>> => {
-    if (deps.resolveContinuationProvider === undefined) return E.right(deps.providerFor)
+  ): Promise<E.Either<ContinuationResult, ResolvedProvider>> => {
+    if (deps.resolveContinuationProvider === undefined) return E.right({ providerFor: deps.providerFor })
     const source = headers.get(c.sourceRunId)
     // A continue plan was made from its source header; without one the planner is broken.
     if (source === undefined) throw new Error(`the plan of ${c.sourceRunId} was made without its header`)
@@ -144,7 +143,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       return E.left({ _tag: 'ProviderUnavailable', sourceRunId: c.sourceRunId, message: resolved.left.message })
     }
     if (resolved.right.note !== undefined) await observer.onProviderNote?.(resolved.right.note)
-    return E.right(resolved.right.providerFor)
+    return E.right(resolved.right)
   }
 
   const resume: Runtime['resume'] = async (request, observer = {}) => {
@@ -173,7 +172,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     const provider = await continuationProvider(c, waited.headers, observer)
     if (E.isLeft(provider)) return provider.left
     await observer.onExecuting?.(final)
-    return execute(final, provider.right)
+    return execute(final, provider.right.providerFor, provider.right.permissionMode)
   }
 
   // Plans again while the only reasons to park are commands still running (Phase 2).

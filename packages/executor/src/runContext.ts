@@ -22,7 +22,7 @@ import { type LoopInput, type LoopOutcome, runAgentLoop } from './agentLoop.js'
 import { decideTerminal } from './decideTerminal.js'
 import { type Ownership, makeOwnership } from './ownership.js'
 import { type PerformWrites, type WriteFailure, makePerformWrites, terminalWrites } from './performWrites.js'
-import type { CrashPoint, RuntimeDeps } from './RuntimeDeps.js'
+import type { CrashPoint, PermissionMode, RuntimeDeps } from './RuntimeDeps.js'
 import { type RunGuard, makeRunGuard } from './runGuard.js'
 import { type RunStop, type RunWriteFailure, makeRunWriter, type RunWriter } from './runWriter.js'
 
@@ -56,6 +56,8 @@ export interface RunContext {
     readonly history: ReadonlyArray<RuntimeEvent>
     readonly cwd: string
     readonly signal: AbortSignal
+    /** The run's own mode (a continuation keeps its source's); the runtime's when absent. */
+    readonly permissionMode?: PermissionMode
   }) => LoopInput
   /** The model/tool loop for one run: how it ended, or the write that stopped it. */
   readonly runLoop: (input: {
@@ -64,7 +66,10 @@ export interface RunContext {
     readonly history: ReadonlyArray<RuntimeEvent>
     readonly cwd: string
     readonly signal: AbortSignal
+    readonly permissionMode?: PermissionMode
   }) => TE.TaskEither<RunWriteFailure, LoopOutcome>
+  /** The runtime's permission mode (`allow` when the host gave none). */
+  readonly permissionMode: PermissionMode
   /** Decides and performs the run's terminal writes. */
   readonly finishRun: (writer: RunWriter, outcome: LoopOutcome) => Promise<E.Either<WriteFailure, TerminalRunStatus>>
 }
@@ -115,12 +120,14 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     history,
     cwd,
     signal,
+    permissionMode,
   }: {
     readonly writer: RunWriter
     readonly provider: ModelProvider
     readonly history: ReadonlyArray<RuntimeEvent>
     readonly cwd: string
     readonly signal: AbortSignal
+    readonly permissionMode?: PermissionMode
   }): LoopInput => ({
     signal,
     writer,
@@ -128,7 +135,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     history,
     tools: deps.tools,
     systemPrompt: deps.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
-    permissionMode: deps.permissionMode ?? 'allow',
+    permissionMode: permissionMode ?? deps.permissionMode ?? 'allow',
     ...(deps.askPermission ? { askPermission: deps.askPermission } : {}),
     ...(deps.observer ? { observer: deps.observer } : {}),
     stores,
@@ -150,6 +157,7 @@ export const makeRunContext = (deps: RuntimeDeps): RunContext => {
     newTurnId: () => makeNonEmptyStringUnsafe(newId('turn')),
     newInvocationId: () => makeNonEmptyStringUnsafe(newId('invocation')),
     protocol,
+    permissionMode: deps.permissionMode ?? 'allow',
     guard: makeRunGuard(),
     ownership: makeOwnership(stores, deps.inspector),
     perform,

@@ -14,7 +14,7 @@ import {
 } from '@maka/events'
 import { observeWorkspace } from '@maka/host-inspector'
 import { normalizeCwd } from '@maka/planner'
-import { describeSessionHistoryProblem, loadSessionHistory } from '@maka/sessions'
+import { describeSessionHistoryProblem, loadSessionHistory, sessionTitleOf } from '@maka/sessions'
 import { type StoreError, describeStoreError } from '@maka/stores'
 import { decideTurnStart, providerIdentityOf } from './decideTurnStart.js'
 import { failureOf } from './decideTerminal.js'
@@ -47,6 +47,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
   const sessionCwd = async (
     sessionId: SessionId,
     requestedCwd: string,
+    prompt: string,
   ): Promise<E.Either<TurnResult, AbsolutePath>> => {
     const existing = await stores.sessions.read(sessionId)()
     if (E.isRight(existing)) return E.right(existing.right.cwd)
@@ -59,7 +60,13 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     }
     // realpath answers an absolute path; anything else is not a workspace (fail closed).
     if (!AbsolutePath.is(cwd)) return E.left(workspaceUnavailable)
-    const created = await stores.sessions.create({ sessionId, cwd, createdAt: nowIso() })()
+    // A new session is titled by its first prompt, so listings name it by what it was for.
+    const created = await stores.sessions.create({
+      sessionId,
+      cwd,
+      createdAt: nowIso(),
+      title: sessionTitleOf(prompt),
+    })()
     return E.isLeft(created) ? E.left(storeRefusal(created.left)) : E.right(cwd)
   }
 
@@ -69,19 +76,23 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
     request: TurnRequest,
     signal: AbortSignal,
   ): Promise<TurnResult> => {
-    const cwdResult = await sessionCwd(sessionId, request.cwd)
+    const cwdResult = await sessionCwd(sessionId, request.cwd, request.prompt)
     if (E.isLeft(cwdResult)) return cwdResult.left
     let cwd = cwdResult.right
     let workspaceIdentity: NonEmptyString | undefined
-    // Without the flag, a normal turn runs no safety inspection at all (the pre-resume happy path).
-    if (deps.safeBoundaryResumeEnabled) {
-      const observed = await observeWorkspace(cwd)()
-      if (E.isLeft(observed)) return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
+    // Every turn records its workspace identity, so a crash of a turn run without the flag can be
+    // resumed once the flag is on (decision 189). With the flag the inspection is a gate (fail
+    // closed); without it a workspace the inspector cannot read runs as before, with no identity.
+    const observed = await observeWorkspace(cwd)()
+    if (E.isRight(observed)) {
       const { canonicalPath, identity } = observed.right
       // The inspector answers a realpath and `fs:<dev>:<ino>:<path>`; anything else fails closed.
-      if (!AbsolutePath.is(canonicalPath) || !NonEmptyString.is(identity)) return workspaceUnavailable
-      cwd = canonicalPath
-      workspaceIdentity = identity
+      if (AbsolutePath.is(canonicalPath) && NonEmptyString.is(identity)) {
+        cwd = canonicalPath
+        workspaceIdentity = identity
+      } else if (deps.safeBoundaryResumeEnabled) return workspaceUnavailable
+    } else if (deps.safeBoundaryResumeEnabled) {
+      return { _tag: 'Refused', code: 'workspace_unavailable', message: observed.left.message }
     }
     // The session's earlier turns, read before anything of this turn is written (fail closed).
     const history = await loadSessionHistory(stores, sessionId)
@@ -104,6 +115,7 @@ export const makeRunTurn = (ctx: RunContext): ((request: TurnRequest) => Promise
       cwd,
       workspaceIdentity,
       provider: providerIdentityOf(provider),
+      permissionMode: ctx.permissionMode,
       prompt: request.prompt,
       createdAt,
       stamp: rowStamp(runId, 1, ctx.clock().getTime()),

@@ -185,6 +185,13 @@ describe('runTurn', () => {
       expect(w.runsOf('mutate')).toBe(1)
     })
 
+    it('records the mode in the run header', async () => {
+      const w = await world({ permissionMode: 'deny' })
+      w.script([{ text: 'ok' }])
+      const result = finished(await w.runtime.runTurn({ cwd: w.workspace, prompt: 'hello' }))
+      expect((await w.header(result.sessionId, result.runId)).permissionMode).toBe('deny')
+    })
+
     it('deny: answers the call with an error and never runs the tool', async () => {
       const w = await world({ permissionMode: 'deny' })
       w.script([{ toolCall: { name: 'mutate' } }, { text: 'ok' }])
@@ -247,7 +254,9 @@ describe('runTurn', () => {
   })
 
   describe('when the safe-boundary feature flag is off', () => {
-    it('records no workspace identity and never runs the inspector', async () => {
+    // Decision 189 (issue 24): a turn records its workspace identity whatever the flag, so a crash of
+    // a turn run without it can be resumed once it is on; the host inspector still never runs.
+    it('records the workspace identity all the same, and never runs the inspector', async () => {
       const w = await world({ flag: false })
       let inspections = 0
       const runtime = w.runtimeWith({
@@ -263,7 +272,9 @@ describe('runTurn', () => {
       const result = finished(await runtime.runTurn({ cwd: w.workspace, prompt: 'hello' }))
 
       const header = await w.header(result.sessionId, result.runId)
-      expect('workspaceIdentity' in header).toBe(false)
+      const canonical = await realpath(w.workspace)
+      const s = await stat(canonical, { bigint: true })
+      expect(header.workspaceIdentity).toBe(`fs:${s.dev}:${s.ino}:${canonical}`)
       expect(inspections).toBe(0)
     })
   })

@@ -105,6 +105,35 @@ describe('resume', () => {
     })
   })
 
+  describe('when the resolver names the permission mode the source run recorded', () => {
+    it('runs the continuation under that mode and records it, whatever the runtime default', async () => {
+      const w = await world({ permissionMode: 'allow' })
+      const source = await givenInterruptedRun(w)
+      expect((await w.header(source.sessionId, source.runId)).permissionMode).toBe('allow')
+      let target = ''
+      const runtime = w.runtimeWith({
+        permissionMode: 'deny',
+        resolveContinuationProvider: async () =>
+          E.right({
+            providerFor: (run) => {
+              target = run.runId
+              return makeScriptedProvider({
+                steps: [{ toolCall: { name: 'mutate', args: {} } }, { text: 'done' }],
+                toolCallIdPrefix: run.runId,
+              })
+            },
+            permissionMode: 'allow',
+          }),
+      })
+
+      const result = await runtime.resume({ sessionId: source.sessionId })
+
+      expect(result).toMatchObject({ _tag: 'Finished', status: 'completed' })
+      expect(w.runsOf('mutate')).toBe(1)
+      expect((await w.header(source.sessionId, target)).permissionMode).toBe('allow')
+    })
+  })
+
   describe('when the resolver cannot build the model', () => {
     it('returns ProviderUnavailable, writes nothing and leaves the boundary to a later resume', async () => {
       const { w, source } = await givenResumable()

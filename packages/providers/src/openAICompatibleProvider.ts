@@ -191,8 +191,9 @@ const toChatMessage = (message: ProviderMessage): ChatCompletionMessageParam => 
       return {
         role: 'tool',
         tool_call_id: message.toolCallId,
-        // The chat format has no error flag on tool messages, so a failure is wrapped to stay visible.
-        content: toJson(message.isError ? { error: message.result } : message.result),
+        // The chat format has no error flag on tool messages, so a failure is wrapped to stay visible;
+        // a result that already reads `{ error }` (a denied or cancelled call) is sent as it is.
+        content: toJson(message.isError && !readsAsError(message.result) ? { error: message.result } : message.result),
       }
   }
 }
@@ -201,6 +202,9 @@ const toChatTool = (tool: ToolSpec): ChatCompletionTool => ({
   type: 'function',
   function: { name: tool.name, description: tool.description, parameters: tool.parameters },
 })
+
+const readsAsError = (result: unknown): boolean =>
+  typeof result === 'object' && result !== null && !Array.isArray(result) && 'error' in result
 
 // JSON.stringify(undefined) is undefined, which is not a message body.
 const toJson = (value: unknown): string => JSON.stringify(value) ?? 'null'

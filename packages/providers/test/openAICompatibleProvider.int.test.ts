@@ -303,6 +303,19 @@ describe('openAICompatibleProvider', () => {
       ])
     })
 
+    it('sends a denied call as one error object, never wrapped twice', async () => {
+      const endpoint = await startServer(sse(chunk({ content: 'ok' })))
+      await collect(
+        providerFor(endpoint.baseUrl),
+        requestWith([
+          { role: 'assistant', text: '', toolCalls: [{ id: 'w', name: 'write_file', args: { path: 'a' } }] },
+          { role: 'tool', toolCallId: 'w', name: 'write_file', result: { error: 'Permission denied.' }, isError: true },
+        ]),
+      )
+      const messages = endpoint.received[0]?.body['messages'] as ReadonlyArray<Record<string, unknown>>
+      expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'w', content: '{"error":"Permission denied."}' })
+    })
+
     it('fails with bad_response when the arguments are not JSON, without quoting them', async () => {
       const { baseUrl } = await startServer(
         sse(

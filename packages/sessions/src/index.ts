@@ -44,3 +44,4 @@ export {
 } from './readSessionCatalog.js'
 export { type RunOutline, type SessionOutline, loadSessionOutline } from './sessionOutline.js'
 export { loadSessionHistory, describeSessionHistoryProblem } from './sessionMemory.js'
+export { sessionTitleOf } from './sessionTitle.js'

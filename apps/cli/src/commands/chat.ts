@@ -5,9 +5,11 @@
  */
 import { randomUUID } from 'node:crypto'
 import { BadInputError, type ExitCode } from '../ExitCode.js'
-import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { requireDirectory, requireSafeId, resolveDataDir } from '../hostInput.js'
 import type { ChatFlags, GlobalFlags } from '../CommandFlags.js'
-import { requireProviderChoice } from '../providerChoice.js'
+import { requireProviderFlags } from '../providerChoice.js'
+import { recordedSetupOf, resolveTurnSetup, sessionContinuationResolver } from '../sessionSetup.js'
+import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { openDataDir } from './commandContext.js'
 
 /**
@@ -16,21 +18,30 @@ import { openDataDir } from './commandContext.js'
  */
 export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
+  requireProviderFlags(flags)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, stores, verbose } = await openDataDir(globals, 'write', 'async')
-  const choice = await requireProviderChoice(flags)
+  // A session keeps the setup its latest run recorded unless a flag says otherwise (decision 186).
+  const recorded = flags.session !== undefined && dataDir.exists ? await recordedSetupOf(stores, flags.session) : null
+  const setup = await resolveTurnSetup({ flags, settings, recorded, canAsk: true })
+  const safeResume = safeResumeSetting(settings.config)
   if (process.stdin.isTTY !== true)
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
+  process.stderr.write(`${setup.line}\n`)
+  if (!safeResume) process.stderr.write(`${safeResumeOffHint}\n`)
   const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))
   return runChat({
     dataDir: dataDir.path,
     stores,
     sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
     cwd,
-    choice,
+    choice: setup.choice,
     providerFlags: flags,
-    permissionMode: flags.yes === true ? 'allow' : 'ask',
-    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
+    permissionMode: setup.permissionMode,
+    resolveContinuationProvider: (scripts) =>
+      sessionContinuationResolver({ flags, settings, canAsk: true, defaults: scripts, onSetup: () => {} }),
+    safeBoundaryResumeEnabled: safeResume,
     verbose,
   })
 }

@@ -150,6 +150,27 @@ export const sayLine = (value: unknown): void => {
 }
 
 /**
+ * An observer that writes `line` to stderr before the first committed event it sees: the line saying
+ * which model and permission mode a run uses appears once the run exists, so a command refused before
+ * (a failed write, a live owner, a park) keeps its one stderr line.
+ * @category constructors
+ */
+export const announcedBy = (line: () => string | null, observer: RunObserver): RunObserver => {
+  let announced = false
+  return {
+    ...observer,
+    onEvent: (event) => {
+      if (!announced) {
+        announced = true
+        const text = line()
+        if (text !== null) process.stderr.write(`${text}\n`)
+      }
+      observer.onEvent?.(event)
+    },
+  }
+}
+
+/**
  * The observer of `run` and `resume`: each committed event as a line of text, or with `--json` as
  * one object of the newline-delimited stream.
  * @category constructors

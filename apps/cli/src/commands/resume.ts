@@ -12,14 +12,16 @@ import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import { requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { requireSafeId, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
-import { requireProviderFlags, continuationProviderResolver, providerForRuns } from '../providerChoice.js'
+import { requireProviderFlags, providerForRuns } from '../providerChoice.js'
+import { resolvePermission, sessionContinuationResolver } from '../sessionSetup.js'
+import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
+import { announcedBy, eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
 /**
@@ -63,12 +65,16 @@ export const exitCodeOf = (result: ContinuationResult, signal: InterruptSignal |
 export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   requireProviderFlags(flags)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
+  const safeResume = safeResumeSetting(settings.config)
+  // A bad --permission-mode (ask: resume cannot ask) is bad input before anything is read.
+  resolvePermission({ flags, settings, recorded: null, canAsk: false })
   const workspace = await openDataDir(globals, 'write')
   const sessionId = await pickSession(workspace, flags.session)
   const json = flags.json === true
   const style = styleForStdout()
   if (sessionId === null) {
-    const plan = planNoSession(safeBoundaryResumeFromEnv())
+    const plan = planNoSession(safeResume)
     if (json) {
       await writePlanJson(process.stdout, { type: 'plan', sessionId: null, plan }, { compact: true })
       sayLine({
@@ -85,17 +91,29 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     return ExitCode.parked
   }
   const narrator = makeEventNarrator({ fullText: json })
+  // Which model and mode the continuation uses, said once its first row is committed.
+  let setupLine: string | null = null
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     filesDir: workspace.filesDir,
     stores: workspace.stores,
     // No turn runs here: the continuation's model is the one the resolver reads from its source run.
     providerFor: providerForRuns({ kind: 'scripted', steps: null }, NO_DEFAULT_SCRIPTS),
-    resolveContinuationProvider: continuationProviderResolver(flags, NO_DEFAULT_SCRIPTS),
-    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
+    // The continuation keeps its source run's model and permission mode unless a flag says otherwise;
+    // the line saying which is printed once the plan continues, before anything is written.
+    resolveContinuationProvider: sessionContinuationResolver({
+      flags,
+      settings,
+      canAsk: false,
+      defaults: NO_DEFAULT_SCRIPTS,
+      onSetup: (line) => {
+        setupLine = line
+      },
+    }),
+    safeBoundaryResumeEnabled: safeResume,
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
-    observer: eventPrinter(narrator, json),
+    observer: announcedBy(() => setupLine, eventPrinter(narrator, json)),
   })
   // Ctrl+C while waiting for a command stops the wait (nothing was written); during a run it cancels it.
   const waiting = new AbortController()

@@ -9,7 +9,8 @@
  */
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import { requireRun, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { requireRun, requireSafeId, resolveDataDir } from '../hostInput.js'
+import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import type { GlobalFlags, ResumePlanFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
 import { planLines } from '../reportLines.js'
@@ -26,12 +27,14 @@ import { pickSession } from './pickSession.js'
 export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   if (flags.run !== undefined) requireSafeId('run', flags.run)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
+  const safeBoundaryResumeEnabled = safeResumeSetting(settings.config)
   const workspace = await openDataDir(globals, 'read')
   const sessionId = await pickSession(workspace, flags.session)
   if (sessionId === null) {
     // --run names a run of a session; without any session it cannot exist.
     if (flags.run !== undefined) throw new BadInputError(`There is no session in ${workspace.dataDir.path}.`)
-    const plan = planNoSession(safeBoundaryResumeFromEnv())
+    const plan = planNoSession(safeBoundaryResumeEnabled)
     if (flags.json === true) await writePlanJson(process.stdout, plan)
     else {
       say(`Plan for ${workspace.dataDir.path} (no sessions):`)
@@ -40,7 +43,6 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     return ExitCode.parked
   }
   if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
-  const safeBoundaryResumeEnabled = safeBoundaryResumeFromEnv()
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     filesDir: workspace.filesDir,

@@ -10,12 +10,14 @@ import { composeRuntime } from '../composeRuntime.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
-import { requireDirectory, requireSafeId, safeBoundaryResumeFromEnv } from '../hostInput.js'
+import { requireDirectory, requireSafeId, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
-import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
+import { providerForRuns, requireProviderFlags } from '../providerChoice.js'
+import { recordedSetupOf, resolveTurnSetup } from '../sessionSetup.js'
+import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { announcedBy, eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -24,9 +26,15 @@ import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './comm
 export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags): Promise<ExitCode> => {
   if (flags.session !== undefined) requireSafeId('session', flags.session)
   if (prompt.trim() === '') throw new BadInputError('The prompt is empty.')
-  const choice = await requireProviderChoice(flags)
+  requireProviderFlags(flags)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   const cwd = await requireDirectory(flags.cwd ?? process.cwd())
   const { dataDir, filesDir, stores, note, verbose } = await openDataDir(globals, 'write')
+  // A session keeps the setup its latest run recorded unless a flag says otherwise (decision 186).
+  const recorded = flags.session !== undefined && dataDir.exists ? await recordedSetupOf(stores, flags.session) : null
+  const setup = await resolveTurnSetup({ flags, settings, recorded, canAsk: false })
+  const safeResume = safeResumeSetting(settings.config)
+
   const style = styleForStdout()
   const json = flags.json === true
   const narrator = makeEventNarrator({ fullText: json })
@@ -34,11 +42,11 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     dataDir: dataDir.path,
     filesDir,
     stores,
-    providerFor: providerForRuns(choice, { turn: DEMO_SCRIPT, continuation: [] }),
-    safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
-    permissionMode: flags.yes === true ? 'allow' : 'deny',
+    providerFor: providerForRuns(setup.choice, { turn: DEMO_SCRIPT, continuation: [] }),
+    safeBoundaryResumeEnabled: safeResume,
+    permissionMode: setup.permissionMode,
     verbose,
-    observer: eventPrinter(narrator, json),
+    observer: announcedBy(() => setup.line, eventPrinter(narrator, json)),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
@@ -58,6 +66,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     // Every way a turn does not complete gets its one stderr line, whatever stdout's format.
     const problem = problemLine(result)
     if (problem !== null) process.stderr.write(`${problem}\n`)
+    // Once per command, after a turn that ran: a refused turn keeps its one stderr line.
+    if (!safeResume && result._tag === 'Finished') process.stderr.write(`${safeResumeOffHint}\n`)
     if (json) {
       sayLine({
         type: 'result',

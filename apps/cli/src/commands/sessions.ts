@@ -44,7 +44,9 @@ export const sessionLine = (s: SessionSummary, style: Style): string => {
     s.unreadableRuns.length === 0
       ? ''
       : ` ${style.red(`[unreadable run${s.unreadableRuns.length === 1 ? '' : 's'}: ${s.unreadableRuns.map((r) => `${r.runId} (${r.error})`).join(', ')}]`)}`
-  return `${style.bold(s.sessionId)}  ${status}${mark}${broken}  ${style.dim(`${s.runCount} run${s.runCount === 1 ? '' : 's'}, ${where}`)}`
+  // A session is named by its first prompt where it has a title (sessions made before titles have none).
+  const title = s.title === undefined || s.title === '' ? '' : `  ${JSON.stringify(s.title)}`
+  return `${style.bold(s.sessionId)}${title}  ${status}${mark}${broken}  ${style.dim(`${s.runCount} run${s.runCount === 1 ? '' : 's'}, ${where}`)}`
 }
 
 /**

@@ -53,7 +53,11 @@ export const writeOutlineLines = async (sink: TextSink, outline: SessionOutline,
   const line = (text: string) => out.emit(`${text}\n`)
   const byId = new Map(outline.runs.map((run) => [run.runId, run]))
   await line(
-    `${style.bold(`session ${outline.session.sessionId}`)} ${style.dim(`${outline.session.createdAt} ${outline.session.cwd}`)}`,
+    `${style.bold(`session ${outline.session.sessionId}`)}${
+      outline.session.title === undefined || outline.session.title === ''
+        ? ''
+        : ` ${JSON.stringify(outline.session.title)}`
+    } ${style.dim(`${outline.session.createdAt} ${outline.session.cwd}`)}`,
   )
   if (outline.runs.length === 0) await line('  (no runs)')
   const seen = new Set<string>()

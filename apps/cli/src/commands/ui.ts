@@ -10,8 +10,11 @@ import { spawn } from 'node:child_process'
 import { errnoCode } from '@maka/stores'
 import { ExitCode, BadInputError } from '../ExitCode.js'
 import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
-import { safeBoundaryResumeFromEnv } from '../hostInput.js'
-import { requireProviderFlags, requireProviderChoice } from '../providerChoice.js'
+import * as E from 'fp-ts/lib/Either.js'
+import { resolveDataDir } from '../hostInput.js'
+import { requireProviderFlags } from '../providerChoice.js'
+import { recordedSetupOf, resolveTurnSetup, sessionContinuationResolver } from '../sessionSetup.js'
+import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, say } from './commandContext.js'
 
 const parsePort = (text: string | undefined): number => {
@@ -46,17 +49,39 @@ const openBrowser = (url: string): void => {
 export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode> => {
   const port = parsePort(flags.port)
   requireProviderFlags(flags)
-  const choice = await requireProviderChoice(flags)
+  const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
+  // The setup of a new session (and the flags checked before anything is served).
+  const fresh = await resolveTurnSetup({ flags, settings, recorded: null, canAsk: true })
   const workspace = await openDataDir(globals, 'write', 'async')
-  const safeResume = safeBoundaryResumeFromEnv()
+  const safeResume = safeResumeSetting(settings.config)
+  const sayUsing = (sessionId: string, line: string) =>
+    say(`maka ui: session ${sessionId}: ${line.replace(/^maka: /, '')}`)
   const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/session-ui')
   const messages = makeMessageHub()
   const services = makeSessionServices({
     dataDir: workspace.dataDir.path,
     safeResume,
-    choice,
+    choice: fresh.choice,
     providerFlags: flags,
-    permissionMode: flags.yes === true ? 'allow' : 'ask',
+    permissionMode: fresh.permissionMode,
+    // A new message keeps the setup the session's latest run recorded unless a flag says otherwise.
+    turnSetupFor: async (sessionId) => {
+      try {
+        const recorded = await recordedSetupOf(workspace.stores, sessionId)
+        const setup = await resolveTurnSetup({ flags, settings, recorded, canAsk: true })
+        sayUsing(sessionId, setup.line)
+        return E.right({ choice: setup.choice, permissionMode: setup.permissionMode })
+      } catch (error) {
+        return E.left(error instanceof Error ? error.message : String(error))
+      }
+    },
+    resolveContinuationProvider: sessionContinuationResolver({
+      flags,
+      settings,
+      canAsk: true,
+      defaults: { turn: [], continuation: [] },
+      onSetup: (line) => say(`maka ui: ${line.replace(/^maka: /, '')}`),
+    }),
     emit: (message) => messages.publish(message),
   })
   let server
@@ -76,6 +101,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   })
   say(`maka ui: listening on ${server.origin} (127.0.0.1 only; every request needs this run's token)`)
   say(`maka ui: data dir ${workspace.dataDir.path} · safe resume ${safeResume ? 'on' : 'off'}`)
+  say(`maka ui: new sessions: ${fresh.line.replace(/^maka: /, '')}`)
   say(`Open ${server.url}`)
   const report = await services.startup()
   say(

@@ -6,11 +6,12 @@
 import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { type RuntimeEvent, describeCode } from '@maka/events'
-import type { PermissionMode, PermissionQuestion } from '@maka/executor'
+import type { ContinuationProviderResolver, PermissionMode, PermissionQuestion } from '@maka/executor'
 import { composeRuntime } from '../composeRuntime.js'
 import {
   type ProviderChoice,
   type ProviderFlags,
+  type ScriptDefaults,
   continuationProviderResolver,
   providerForRuns,
 } from '../providerChoice.js'
@@ -72,6 +73,11 @@ export interface ChatBackendOptions {
   /** The provider flags `chat` was started with; they override a resumed run's recorded provider. */
   readonly providerFlags?: ProviderFlags
   readonly permissionMode: PermissionMode
+  /**
+   * The resolver of `/resume` over the scripts this backend uses: `chat` keeps the source run's
+   * recorded model and permission mode (`sessionSetup.ts`); `providerFlags` over the recorded model when absent.
+   */
+  readonly resolveContinuationProvider?: (scripts: ScriptDefaults) => ContinuationProviderResolver
   readonly safeBoundaryResumeEnabled: boolean
   readonly verbose: boolean
 }
@@ -90,7 +96,9 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
     ...(options.stores === undefined ? {} : { stores: options.stores }),
     providerFor: providerForRuns(options.choice, scripts),
     // A continuation runs with the provider its source run recorded, resolved by /resume.
-    resolveContinuationProvider: continuationProviderResolver(options.providerFlags ?? {}, scripts),
+    resolveContinuationProvider:
+      options.resolveContinuationProvider?.(scripts) ??
+      continuationProviderResolver(options.providerFlags ?? {}, scripts),
     safeBoundaryResumeEnabled: options.safeBoundaryResumeEnabled,
     permissionMode: options.permissionMode,
     verbose: options.verbose,

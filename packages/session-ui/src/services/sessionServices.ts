@@ -10,6 +10,7 @@
 import * as E from 'fp-ts/lib/Either.js'
 import { type RuntimeEvent, describeCode, isContinuationStartEvent, isSafeId } from '@maka/events'
 import {
+  type ContinuationProviderResolver,
   type ContinuationResult,
   type FileRuntime,
   type PermissionMode,
@@ -59,6 +60,16 @@ export interface SessionServicesOptions {
   readonly providerFlags?: ProviderFlags
   /** `ask` (default) puts each mutating tool call to the renderer. */
   readonly permissionMode?: PermissionMode
+  /**
+   * The model and permission mode of a new turn in a session — a host keeps what the session's
+   * latest run recorded — or the sentence the page shows when they cannot be built; `choice` and
+   * `permissionMode` when absent.
+   */
+  readonly turnSetupFor?: (
+    sessionId: string,
+  ) => Promise<E.Either<string, { readonly choice: ProviderChoice; readonly permissionMode: PermissionMode }>>
+  /** Which model and mode a continuation runs with; `providerFlags` over the recorded model when absent. */
+  readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly env?: NodeJS.ProcessEnv
   /** Where host messages go (the window's webContents, the SSE clients). */
   readonly emit: (message: HostMessage) => void
@@ -193,20 +204,24 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
 
   // One runtime per run, so runs of different sessions go side by side (the executor's owner
   // lock keeps one per session); each forwards its events tagged with its session.
-  const runtimeFor = (onEvent: (event: RuntimeEvent) => void): FileRuntime =>
+  const runtimeFor = (
+    onEvent: (event: RuntimeEvent) => void,
+    setup: { readonly choice: ProviderChoice; readonly permissionMode: PermissionMode } = {
+      choice: turnChoice,
+      permissionMode,
+    },
+  ): FileRuntime =>
     makeFileRuntime({
       dataDir: options.dataDir,
       tools: builtinTools(),
-      providerFor: providerForRuns(turnChoice, NO_DEFAULT_SCRIPTS),
+      providerFor: providerForRuns(setup.choice, NO_DEFAULT_SCRIPTS),
       // A continuation keeps the model its source run recorded; one that cannot be built here is
       // refused before the claim (`ProviderUnavailable`), so it never spends the boundary.
-      resolveContinuationProvider: continuationProviderResolver(
-        options.providerFlags ?? {},
-        NO_DEFAULT_SCRIPTS,
-        options.env ?? process.env,
-      ),
+      resolveContinuationProvider:
+        options.resolveContinuationProvider ??
+        continuationProviderResolver(options.providerFlags ?? {}, NO_DEFAULT_SCRIPTS, options.env ?? process.env),
       safeBoundaryResumeEnabled: options.safeResume,
-      permissionMode,
+      permissionMode: setup.permissionMode,
       observer: {
         onEvent: (event) => {
           onEvent(event)
@@ -254,6 +269,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     go: (runtime: FileRuntime['runtime']) => Promise<R>,
     outcome: (result: R) => Outcome,
     early: (result: R) => Parked | StartFailed,
+    setup?: { readonly choice: ProviderChoice; readonly permissionMode: PermissionMode },
   ): Promise<Started | Parked | StartFailed> =>
     new Promise((answer, fail) => {
       let started: Started | null = null
@@ -264,7 +280,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           started = { disposition: 'started', runId: event.runId, turnId: event.turnId }
           answer(started)
         }
-      })
+      }, setup)
       active.add(composed)
       const run = go(composed.runtime).then(
         (result) => {
@@ -371,6 +387,8 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         throw new HostInputError('bad_input', `A prompt is text of 1 to ${MAX_PROMPT_CHARS} characters.`)
       }
       const record = await readSession(sessionId)
+      const setup = options.turnSetupFor === undefined ? undefined : await options.turnSetupFor(sessionId)
+      if (setup !== undefined && E.isLeft(setup)) return { disposition: 'failed', message: setup.left }
       const result = await start(
         sessionId,
         'turn',
@@ -381,6 +399,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           disposition: 'failed',
           message: outcomeOfTurn(turn).message ?? 'The turn did not start.',
         }),
+        setup?.right,
       )
       return result.disposition === 'park' ? { disposition: 'failed', message: result.messages.join(' ') } : result
     },
