@@ -3,9 +3,12 @@
  * official `openai` SDK. Two promises shape it: a failing endpoint fails fast and never hangs a run
  * (no SDK retries, a request timeout and a stall watchdog), and an error never carries the prompt,
  * the response body or the key (the SDK's own messages may quote the body, so they are never used).
+ * The SDK's logger is silenced: it would print a malformed chunk's raw body to stderr behind the
+ * host's back. Which failures the run loop tries again is the provider's `retry` policy.
  */
 import type * as OpenAISdkModule from 'openai'
 import type OpenAI from 'openai'
+import type { ClientOptions } from 'openai'
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -19,9 +22,11 @@ import {
   type ProviderFailure,
   type ProviderMessage,
   type ProviderRequest,
+  type RetryPolicy,
   type ToolSpec,
   providerFailure,
 } from './ModelProvider.js'
+import { DEFAULT_RETRY_POLICY, parseRetryAfter } from './RetryPolicy.js'
 
 type OpenAISdk = typeof OpenAISdkModule
 
@@ -35,8 +40,15 @@ export interface OpenAICompatibleProviderOptions {
   readonly apiKey?: string
   readonly model: string
   readonly timeoutMs?: number
+  /** How the run loop tries a failed step again; `DEFAULT_RETRY_POLICY` when left out. */
+  readonly retry?: RetryPolicy
   readonly fetch?: typeof fetch
 }
+
+// The SDK logs a chunk it cannot parse with the chunk's raw text (which may echo the prompt) and, at
+// other levels, request details; nothing of it may reach the host's stderr or a log.
+const silent = (): void => undefined
+const silentLogger: NonNullable<ClientOptions['logger']> = { error: silent, warn: silent, info: silent, debug: silent }
 
 /**
  * The timeout used when none is given.
@@ -63,6 +75,9 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
         timeout: timeoutMs,
         // A retry would resend the whole prompt and multiply the wait; the run loop decides what to do.
         maxRetries: 0,
+        // Both, so OPENAI_LOG in the environment cannot turn it back on.
+        logLevel: 'off',
+        logger: silentLogger,
         ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
       }),
     }))
@@ -149,7 +164,13 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
     }
   }
 
-  return { providerId: 'openai-compatible', modelId: options.model, baseUrl: options.baseUrl, stream }
+  return {
+    providerId: 'openai-compatible',
+    modelId: options.model,
+    baseUrl: options.baseUrl,
+    retry: options.retry ?? DEFAULT_RETRY_POLICY,
+    stream,
+  }
 }
 
 // -------------------------------------------------------------------------------------
@@ -321,6 +342,21 @@ class StepFailed extends Error {
 const stepFailed = (code: ProviderErrorCode, message: string): StepFailed =>
   new StepFailed(providerFailure(code, message))
 
+const httpErrorSentence = (status: number): string =>
+  status === 401 || status === 403
+    ? `The model endpoint refused the credentials (HTTP ${status}).`
+    : status === 429
+      ? 'The model endpoint is limiting the rate of requests (HTTP 429).'
+      : `The model endpoint answered HTTP ${status}.`
+
+const retryAfterOf = (headers: Headers | undefined): number | undefined =>
+  headers === undefined
+    ? undefined
+    : parseRetryAfter(
+        { retryAfter: headers.get('retry-after'), retryAfterMs: headers.get('retry-after-ms') },
+        Date.now(),
+      )
+
 // Order matters: the caller's abort wins over everything, and our watchdog's abort looks like a
 // user abort to the SDK.
 const toProviderFailure = (
@@ -343,10 +379,9 @@ const toProviderFailure = (
     // The status alone: the body may echo the prompt.
     return providerFailure(
       'http_error',
-      cause.status === 401 || cause.status === 403
-        ? `The model endpoint refused the credentials (HTTP ${cause.status}).`
-        : `The model endpoint answered HTTP ${cause.status}.`,
+      httpErrorSentence(cause.status),
       cause.status,
+      retryAfterOf(cause.headers as Headers | undefined),
     )
   }
   if (cause instanceof APIError) {
