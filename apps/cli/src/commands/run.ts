@@ -15,7 +15,7 @@ import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
 import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { eventPrinter, openDataDir, retryLaterSentence, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -88,7 +88,9 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
 const problemLine = (result: TurnResult): string | null => {
   switch (result._tag) {
     case 'Finished':
-      return result.failureMessage === undefined ? null : `maka: ${result.failureMessage}`
+      return result.failureMessage === undefined
+        ? null
+        : `maka: ${result.failureMessage}${result.retryLater === true ? ` ${retryLaterSentence(result.sessionId)}` : ''}`
     case 'Refused': {
       const sentence = failedWriteSentence(result.error)
       return sentence === null
