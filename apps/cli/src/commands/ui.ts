@@ -13,6 +13,7 @@ import type { GlobalFlags, UiFlags } from '../CommandFlags.js'
 import { safeBoundaryResumeFromEnv } from '../hostInput.js'
 import { requireProviderFlags, requireProviderChoice } from '../providerChoice.js'
 import { openDataDir, say } from './commandContext.js'
+import { WEB_UI, loadOptional } from '../optionalPackage.js'
 
 const parsePort = (text: string | undefined): number => {
   if (text === undefined) return 0
@@ -47,9 +48,15 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const port = parsePort(flags.port)
   requireProviderFlags(flags)
   const choice = await requireProviderChoice(flags)
+  // Before the data dir is opened: without the UI package nothing is created.
+  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await loadOptional(WEB_UI, async () => {
+    const loaded = await import('@maka/session-ui')
+    // Bundled, the module loads without the package; its renderer files are still the package's.
+    loaded.rendererDir()
+    return loaded
+  })
   const workspace = await openDataDir(globals, 'write', 'async')
   const safeResume = safeBoundaryResumeFromEnv()
-  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/session-ui')
   const messages = makeMessageHub()
   const services = makeSessionServices({
     dataDir: workspace.dataDir.path,
