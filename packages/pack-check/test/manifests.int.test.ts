@@ -14,7 +14,7 @@ interface FullManifest extends Manifest {
   readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
 }
 
-const full = (dir: string): FullManifest => readManifest(dir) as FullManifest
+const full = (dir: string): FullManifest => readManifest(dir)
 
 // The packages a JSONL user of the CLI must not install: a native addon, database clients, the web UI.
 const onlyWhenChosen = ['better-sqlite3', 'pg', '@maka/store-sqlite', '@maka/store-postgres', '@maka/session-ui']
