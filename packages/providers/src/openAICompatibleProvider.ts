@@ -3,9 +3,11 @@
  * official `openai` SDK. Two promises shape it: a failing endpoint fails fast and never hangs a run
  * (no SDK retries, a request timeout and a stall watchdog), and an error never carries the prompt,
  * the response body or the key (the SDK's own messages may quote the body, so they are never used).
- * The SDK's logger is silenced: it would print a malformed chunk's raw body to stderr behind the
- * host's back. Which failures the run loop tries again is the provider's `retry` policy.
+ * The SDK's logger is silenced, and the stream is read here (eventsource-parser) rather than by the
+ * SDK's reader, which prints a malformed chunk's raw body to stderr behind the host's back. Which
+ * failures the run loop tries again is the provider's `retry` policy.
  */
+import { createParser } from 'eventsource-parser'
 import type * as OpenAISdkModule from 'openai'
 import type OpenAI from 'openai'
 import type { ClientOptions } from 'openai'
@@ -114,9 +116,11 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       const connected = await connect()
       sdk = connected.sdk
       armWatchdog()
-      const { data: chunks, response } = await connected.client.chat.completions
+      // The raw response: the SDK still sends the request and turns an error status into its error,
+      // but the body is read here.
+      const response = await connected.client.chat.completions
         .create(toRequestBody(options.model, request), { signal: controller.signal })
-        .withResponse()
+        .asResponse()
       answering = true
       // Some servers ignore `stream: true` and answer with one JSON chat completion. Read as SSE it
       // would yield nothing and pass for an empty, finished answer — dropping any tool call in it.
@@ -129,7 +133,7 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       const toolCalls = new Map<number, PartialToolCall>()
       let usage: ProviderChunk | undefined
       let finished = false
-      for await (const chunk of chunks) {
+      for await (const chunk of streamedChunks(response)) {
         clearTimeout(watchdog)
         if (chunk.usage != null) {
           usage = { type: 'usage', input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens }
@@ -143,8 +147,7 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
         }
         armWatchdog()
       }
-      // The SDK ends the iteration quietly when its signal aborts, which would pass a cut-off
-      // answer off as a whole one.
+      // An abort ends the body early; a cut-off answer is never passed off as a whole one.
       if (controller.signal.aborted) throw new StepFailed(fail(undefined))
       clearTimeout(watchdog)
       // A stream that closes without a finish reason was cut off: its text and tool calls may be
@@ -260,6 +263,31 @@ const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): Readonl
       }
       return { type: 'tool_call', id: call.id, name: call.name, args: parseArgs(call.args) }
     })
+
+// The server-sent events of a streamed answer, each a chat completion chunk, up to `[DONE]`. A chunk
+// that is not JSON is a SyntaxError (a protocol error); an `error` object in the stream is the
+// endpoint's own failure. Nothing is logged: the chunk may echo the prompt.
+async function* streamedChunks(response: Response): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+  const events: Array<string> = []
+  const parser = createParser({ onEvent: (event) => events.push(event.data) })
+  const decoder = new TextDecoder()
+  const body = response.body
+  if (body === null) return
+  for await (const bytes of body as AsyncIterable<Uint8Array>) {
+    parser.feed(decoder.decode(bytes, { stream: true }))
+    for (let data = events.shift(); data !== undefined; data = events.shift()) {
+      if (data.startsWith('[DONE]')) return
+      const parsed: unknown = JSON.parse(data)
+      if (isRecord(parsed) && parsed['error'] != null) {
+        throw stepFailed('stream_error', 'The model endpoint reported an error in the stream.')
+      }
+      if (!isRecord(parsed) || !Array.isArray(parsed['choices'])) {
+        throw stepFailed('bad_response', 'The model endpoint sent a chunk that is not a chat completion chunk.')
+      }
+      yield parsed as unknown as ChatCompletionChunk
+    }
+  }
+}
 
 const isJsonResponse = (response: Response): boolean =>
   /^application\/(?:[\w.+-]+\+)?json\b/i.test(response.headers.get('content-type') ?? '')

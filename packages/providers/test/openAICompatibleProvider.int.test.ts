@@ -562,6 +562,56 @@ describe('openAICompatibleProvider', () => {
     })
   })
 
+  describe('when the stream carries an event of another API or an error object', () => {
+    const quietly = async (run: () => Promise<void>): Promise<ReadonlyArray<string>> => {
+      const written: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+        written.push(String(text))
+        return true
+      })
+      const consoled = (['error', 'warn', 'info', 'debug', 'log'] as const).map((level) =>
+        vi.spyOn(console, level).mockImplementation((...args: Array<unknown>) => {
+          written.push(args.map(String).join(' '))
+        }),
+      )
+      try {
+        await run()
+      } finally {
+        stderr.mockRestore()
+        for (const spy of consoled) spy.mockRestore()
+      }
+      return written
+    }
+
+    it('fails a named event whose data is not JSON as a protocol error, printing nothing', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        res.write(`event: thread.message.delta\ndata: {"delta": ${SENTINEL}\n\n`)
+        res.end('data: [DONE]\n\n')
+      })
+      const written = await quietly(async () => {
+        const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+        expect(failureClassOfProviderFailure(error)).toBe('provider_protocol_error')
+      })
+      expect(written).toEqual([])
+    })
+
+    it('fails an error object in the stream as the endpoint’s error, without quoting it', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+        sendSse(res, { error: { message: `overloaded ${SENTINEL}` } })
+        res.end('data: [DONE]\n\n')
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(error).toMatchObject({
+        code: 'stream_error',
+        message: 'The model endpoint reported an error in the stream.',
+      })
+      expect(JSON.stringify(error)).not.toContain(SENTINEL)
+    })
+  })
+
   describe('its retry policy', () => {
     it('is DEFAULT_RETRY_POLICY unless one is given', async () => {
       const { baseUrl } = await startServer(sse(chunk({ content: 'ok' })))
