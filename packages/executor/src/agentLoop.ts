@@ -191,9 +191,10 @@ const failedStep = (failure: ProviderFailure, attempts: number, gaveUp: SteppedW
   // scripted error's text is the script's own and stays out of the ledger.
   const sentence = failure.code === 'scripted_error' ? 'The model call failed (scripted_error).' : failure.message
   const retried = gaveUp !== undefined && gaveUp !== 'not_transient'
+  const waitAsked = Math.ceil((failure.retryAfterMs ?? 0) / 1_000)
   const tries =
     gaveUp === 'retry_after_too_long'
-      ? ` It asked to wait longer than the retries may (try ${attempts}).`
+      ? ` It asked to wait ${waitAsked} s, longer than the retries may wait${attempts > 1 ? ` after ${attempts} tries` : ''}.`
       : retried && attempts > 1
         ? ` Gave up after ${attempts} tries.`
         : ''

@@ -142,7 +142,9 @@ describe('the agent loop with a failing model step', () => {
       const { requests, result } = await run([{ fail: http(429, 60_000) }])
       expect(requests).toHaveLength(1)
       expect(result).toMatchObject({ status: 'failed', retryLater: true })
-      expect(result.failureMessage).toMatch(/^Rate limited \(HTTP 429\)\. It asked to wait longer/)
+      expect(result.failureMessage).toBe(
+        'Rate limited (HTTP 429). It asked to wait 60 s, longer than the retries may wait.',
+      )
     })
   })
 
