@@ -133,7 +133,8 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       const toolCalls = new Map<number, PartialToolCall>()
       let usage: ProviderChunk | undefined
       let finished = false
-      for await (const chunk of streamedChunks(response)) {
+      // Any byte, a keep-alive comment included, shows the server is still there.
+      for await (const chunk of streamedChunks(response, armWatchdog)) {
         clearTimeout(watchdog)
         if (chunk.usage != null) {
           usage = { type: 'usage', input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens }
@@ -266,14 +267,19 @@ const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): Readonl
 
 // The server-sent events of a streamed answer, each a chat completion chunk, up to `[DONE]`. A chunk
 // that is not JSON is a SyntaxError (a protocol error); an `error` object in the stream is the
-// endpoint's own failure. Nothing is logged: the chunk may echo the prompt.
-async function* streamedChunks(response: Response): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+// endpoint's own failure. Nothing is logged: the chunk may echo the prompt. `onBytes` is called for
+// every piece of the body that arrives, whole events or not.
+async function* streamedChunks(
+  response: Response,
+  onBytes: () => void,
+): AsyncGenerator<ChatCompletionChunk, void, undefined> {
   const events: Array<string> = []
   const parser = createParser({ onEvent: (event) => events.push(event.data) })
   const decoder = new TextDecoder()
   const body = response.body
   if (body === null) return
   for await (const bytes of body as AsyncIterable<Uint8Array>) {
+    onBytes()
     parser.feed(decoder.decode(bytes, { stream: true }))
     for (let data = events.shift(); data !== undefined; data = events.shift()) {
       if (data.startsWith('[DONE]')) return

@@ -391,6 +391,33 @@ describe('openAICompatibleProvider', () => {
     })
   })
 
+  describe('when the stream sends keep-alive comments while the model thinks', () => {
+    it('counts any byte as the server being there, so it is not a stall', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        let pings = 0
+        const timer = setInterval(() => {
+          pings += 1
+          if (pings <= 20) {
+            res.write(': keep-alive\n\n')
+            return
+          }
+          clearInterval(timer)
+          sendSse(res, chunk({ content: 'Thought it through.' }))
+          sendSse(res, finishChunk())
+          res.end('data: [DONE]\n\n')
+        }, 100)
+        res.on('close', () => clearInterval(timer))
+      })
+      // No chunk for two seconds, twice the timeout, but never a byte-less gap near the timeout.
+      const chunks = await collect(
+        providerFor(baseUrl, { timeoutMs: 1_000 }),
+        requestWith([{ role: 'user', text: 'think' }]),
+      )
+      expect(chunks).toEqual([{ type: 'text_delta', text: 'Thought it through.' }])
+    })
+  })
+
   describe('when the caller aborts', () => {
     it('fails with aborted mid-stream rather than ending as if the answer were whole', async () => {
       const { baseUrl } = await startServer((_req, res) => {
