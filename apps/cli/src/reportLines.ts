@@ -3,7 +3,7 @@
  * results. Every park reason and rejection is shown with its human sentence (never a raw code
  * alone); the sentences come from `@maka/events`, not from here.
  */
-import { describeCode, describeParkReason } from '@maka/events'
+import { describeCode, describeParkReason, nextStepForPark } from '@maka/events'
 import type { ContinuationResult, RecoveryAction } from '@maka/executor'
 import type { Continuation, ContinuationOutline, ContinuationPlan, OutlinedPlan } from '@maka/planner'
 import type { Style } from './Style.js'
@@ -53,6 +53,9 @@ export const planLines = (plan: ContinuationPlan | OutlinedPlan, style: Style): 
   } else {
     lines.push(`${style.yellow('park')} — ${boundary}`)
     for (const code of plan.rejectionReasons) lines.push(`- ${describeParkReason(code)} ${style.dim(`(${code})`)}`)
+    // The reasons come ranked: the first one's way on is the one that matters (decision 172).
+    const first = plan.rejectionReasons[0]
+    if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
   }
   for (const d of plan.diagnostics)
     if (d.severity === 'warning') lines.push(`warning: ${d.message} ${style.dim(`(${d.code})`)}`)

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import { readFile, readdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ParkReasonSentences } from '@maka/events'
+import { ParkReasonNextSteps, ParkReasonSentences } from '@maka/events'
 import { json, ledgerRows, removeLater, removeScratch, runCli, runHeaders, scratch } from './support.js'
 
 interface DemoJson {
@@ -100,6 +100,8 @@ describe('maka demo', () => {
       const workspace = /^workspace\s+(\S+)$/m.exec(result.stdout)?.[1]
       if (workspace !== undefined) removeLater(dirname(workspace))
       expect(result.stdout).toContain(ParkReasonSentences.dangling_tool_state)
+      // A park names the way on (issue 24): what to check, and that a new turn keeps the conversation.
+      expect(result.stdout).toContain(`next: ${ParkReasonNextSteps.dangling_tool_state}`)
       expect(result.stdout).toContain('Every step behaved as the contract says')
       expect(result.stdout).toContain('forced on')
       expect(result.stdout).toMatch(/^1\. /m)

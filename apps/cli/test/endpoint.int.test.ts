@@ -373,6 +373,58 @@ describe('maka with an openai-compatible endpoint', () => {
     })
   })
 
+  describe('when a new turn follows one that was killed (issue 24, parks with a next step)', () => {
+    // Starts a turn and SIGKILLs it once `ready` holds; resolves after the kill.
+    const killWhen = async (args: ReadonlyArray<string>, ready: () => Promise<boolean>) => {
+      const child = spawn(process.execPath, [CLI, ...args], {
+        env: { ...cliEnv(true), MAKA_API_KEY: 'test' },
+        stdio: ['ignore', 'ignore', 'ignore'],
+      })
+      const closed = new Promise<void>((done) => child.on('close', () => done()))
+      try {
+        await waitFor('the moment to kill', ready, 30_000)
+      } finally {
+        child.kill('SIGKILL')
+      }
+      await closed
+    }
+    const onlyRunId = async (dataDir: string, session: string) =>
+      String((await runHeaders(dataDir, session))[0]?.['runId'] ?? '')
+
+    it('tells the model the earlier turn was interrupted, never sending two user messages in a row', async () => {
+      const double = await endpoint({ stall: true }, { text: 'Yes, here.' })
+      const { dataDir, workspace } = await scratch()
+      const run = ['run', '--data-dir', dataDir, '--session', 'k', '--cwd', workspace, ...openai(double)]
+      await killWhen([...run, 'hello'], () => Promise.resolve(double.requests.length >= 1))
+      expect((await maka([...run, 'are you there?'])).code).toBe(0)
+      expect(messagesOf(double.requests[1]).slice(1)).toEqual([
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: '(This turn was interrupted before an answer.)' },
+        { role: 'user', content: 'are you there?' },
+      ])
+    })
+
+    it('sends the call that was open at the kill, with a response that says its outcome is unknown', async () => {
+      const double = await endpoint(
+        { toolCall: { id: 'call-k', name: 'shell', args: '{"command":"sleep 20"}' } },
+        { text: 'I will check first.' },
+      )
+      const { dataDir, workspace } = await scratch()
+      const run = ['run', '--data-dir', dataDir, '--session', 'k', '--cwd', workspace, '--yes', ...openai(double)]
+      await killWhen([...run, 'build it'], async () => {
+        const runId = await onlyRunId(dataDir, 'k').catch(() => '')
+        if (runId === '') return false
+        const rows = await ledgerRows(dataDir, 'k', runId).catch(() => [])
+        return rows.some((row) => (row['content'] as { kind?: string } | undefined)?.kind === 'function_call')
+      })
+      expect((await maka([...run, 'did it build?'])).code).toBe(0)
+      const sent = messagesOf(double.requests[1]).slice(1)
+      expect(sent.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'user'])
+      expect(sent[1]?.tool_calls).toMatchObject([{ id: 'call-k', function: { name: 'shell' } }])
+      expect(String(sent[2]?.content)).toContain('whether it ran, and what it did, is unknown')
+    })
+  })
+
   describe('when an interrupted openai-compatible run is resumed without provider flags', () => {
     // A run that committed a tool result and then hung on the model is killed with SIGKILL.
     const killedRun = async (double: EndpointDouble, dataDir: string, workspace: string) => {

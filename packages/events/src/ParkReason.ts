@@ -108,3 +108,58 @@ export const isParkReason = (code: string): code is ParkReason => Object.hasOwn(
  */
 export const describeParkReason = (code: string): string =>
   isParkReason(code) ? ParkReasonSentences[code] : 'Resuming was refused for a reason this version does not know.'
+
+// A new turn works whenever the session's history reads: it is told what the interrupted turn left
+// open (decision 171), so "start a new turn" is the way on for every park that is not about reading.
+const NEW_TURN =
+  'start a new turn in this session: the model keeps the conversation and is told the interrupted call’s outcome is unknown.'
+const UNREADABLE =
+  'Inspect the session with `show`; this turn cannot be continued, so carry the work on in a new session.'
+
+/**
+ * What a person can do about each park reason, in words every host can show (decision 172). A host
+ * names its own command or button for "resume" and "a new turn".
+ * @category models
+ */
+export const ParkReasonNextSteps: { readonly [R in ParkReason]: string } = {
+  resume_feature_disabled: 'Turn safe resume on, then resume again.',
+  recovery_unwritable: 'Make the data directory writable again, run recovery, then resume.',
+  resume_candidate_missing: 'Nothing is interrupted here: start a new turn, or resume another session.',
+  session_owner_alive: 'Wait for the other process to finish, or continue the session there.',
+  safety_observation_unavailable: 'Check that the workspace folder exists and can be read, then resume again.',
+  source_run_unreadable: UNREADABLE,
+  workspace_identity_missing: `This turn ran without safe resume, so it cannot be continued; ${NEW_TURN}`,
+  runtime_ledger_unreadable: UNREADABLE,
+  runtime_identity_mismatch: UNREADABLE,
+  continuation_already_exists:
+    'It was resumed already: look at the session with `show` and go on from its latest turn.',
+  runtime_offset_mismatch: UNREADABLE,
+  dangling_tool_state: `Check whether the call took effect (look at what it would change), then ${NEW_TURN}`,
+  pending_permission: `Resume again to be asked once more, or ${NEW_TURN}`,
+  runtime_ledger_empty: 'Nothing was recorded: send the prompt again.',
+  continuation_identity_reused: 'Resume again: a new continuation gets new ids.',
+  terminal_repair_failed: UNREADABLE,
+  workspace_cwd_mismatch: 'Resume from the folder the turn started in.',
+  workspace_identity_mismatch: `The folder was replaced since the turn ran; check it, then ${NEW_TURN}`,
+  background_operation_pending: 'Wait for the background command or sub-agent to finish, then resume again.',
+  workspace_ref_missing: 'Restore the workspace checkpoint, then resume again.',
+  checkpoint_restore_failed: 'Restore the workspace checkpoint, then resume again.',
+  tool_catalog_mismatch: `Make the tool available again (the same maka version or tool server), then resume; or ${NEW_TURN}`,
+  provider_resume_head_unsupported: `The history cannot be replayed as it is; ${NEW_TURN}`,
+  provider_resume_boundary_unsupported: `The history cannot be replayed as it is; ${NEW_TURN}`,
+  tool_outcome_unknown: `Check whether the call took effect, then ${NEW_TURN}`,
+  tool_still_running: 'Resume again: resuming waits for the command to finish and then continues.',
+  reconcile_diverged: `Look at what the call changed and put it right, then ${NEW_TURN}`,
+  reconcile_unreadable: `Check whether the call took effect, then ${NEW_TURN}`,
+  operator_decision_required: `Check whether the call took effect, then ${NEW_TURN}`,
+  tool_recovery_mode_changed: `Resume with the maka version the turn ran with, or ${NEW_TURN}`,
+  tool_journal_corrupt: `This turn cannot be continued safely; ${NEW_TURN}`,
+  source_prefix_digest_mismatch: UNREADABLE,
+}
+
+/**
+ * The next step for a park reason; an unknown code gets a generic one.
+ * @category combinators
+ */
+export const nextStepForPark = (code: string): string =>
+  isParkReason(code) ? ParkReasonNextSteps[code] : 'Update maka, then resume again.'

@@ -266,7 +266,20 @@ export const operationIdOf = (runId: string, row: number): string => `${runId}-o
  * (`null` when there are none). Equal args give equal digests whatever their key order.
  * @category constructors
  */
-export const argsDigest = (args: unknown): Sha256Digest => sha256Digest(canonicalJson(args === undefined ? null : args))
+export const argsDigest = (args: unknown): Sha256Digest =>
+  sha256Digest(canonicalJson(args === undefined ? null : args), nobleSha256Hex)
+
+/**
+ * {@link argsDigest} over the SHA-256 a shell passes in (the lowercase hex of the UTF-8 bytes of
+ * `text`), so a running agent hashes each call natively (`node:crypto`) while pure code keeps the
+ * hash written in JS. Both give the same digest for the same args; a hash that gives anything but
+ * 64 lowercase hex digits is a bug and throws.
+ * @category constructors
+ */
+export const argsDigestWith =
+  (sha256Hex: (text: string) => string) =>
+  (args: unknown): Sha256Digest =>
+    sha256Digest(canonicalJson(args === undefined ? null : args), sha256Hex)
 
 /**
  * A prefix digest from the bare hex of a ledger scan (`LedgerScan.digest`); none when the hex is not
@@ -284,8 +297,10 @@ const canonicalJson = (value: unknown): string => {
   return text
 }
 
-const sha256Digest = (text: string): Sha256Digest => {
-  const digest = `sha256:${bytesToHex(sha256(utf8ToBytes(text)))}`
+const nobleSha256Hex = (text: string): string => bytesToHex(sha256(utf8ToBytes(text)))
+
+const sha256Digest = (text: string, sha256Hex: (text: string) => string): Sha256Digest => {
+  const digest = `sha256:${sha256Hex(text)}`
   if (!Sha256Digest.is(digest)) throw new TypeError('sha256 gave a malformed digest')
   return digest
 }

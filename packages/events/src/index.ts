@@ -85,7 +85,15 @@ export {
   makeContinuationStartEvent,
   makeTerminalEvent,
 } from './lifecycleEvents.js'
-export { ParkReasonSentences, type ParkReason, PARK_REASONS, isParkReason, describeParkReason } from './ParkReason.js'
+export {
+  ParkReasonSentences,
+  ParkReasonNextSteps,
+  type ParkReason,
+  PARK_REASONS,
+  isParkReason,
+  describeParkReason,
+  nextStepForPark,
+} from './ParkReason.js'
 export {
   ExecutionRejectionSentences,
   type ExecutionRejection,
@@ -125,6 +133,7 @@ export {
   operationIdOf,
   argsDigest,
   prefixDigestOf,
+  argsDigestWith,
   type AttemptBrand,
   type Sha256DigestBrand,
   type ReconcileBasisBrand,

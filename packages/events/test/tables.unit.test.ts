@@ -7,8 +7,10 @@ import {
   FAILPOINTS_T1,
   type FailpointPlanT1,
   PARK_REASONS,
+  ParkReasonNextSteps,
   ParkReasonSentences,
   describeCode,
+  nextStepForPark,
   describeParkReason,
   isTerminalEvent,
   isModelVisible,
@@ -67,6 +69,20 @@ describe('ParkReason', () => {
   it('describes an unknown code with a generic sentence', () => {
     expect(describeParkReason('dangling_tool_state')).toBe(ParkReasonSentences.dangling_tool_state)
     expect(describeParkReason('from_the_future')).toMatch(/reason this version does not know/)
+  })
+
+  it('gives every code a next step in words, never a raw code, and one for a code it does not know', () => {
+    expect(Object.keys(ParkReasonNextSteps)).toEqual(PARK_REASONS)
+    for (const [code, step] of Object.entries(ParkReasonNextSteps)) {
+      expect(step).not.toMatch(/\b[a-z]+_[a-z_]+\b/)
+      expect(step).toMatch(/^[A-Z].*[.:]/)
+      expect(nextStepForPark(code)).toBe(step)
+    }
+    // A call that may have run is never "resume again": a person checks first.
+    for (const code of ['dangling_tool_state', 'tool_outcome_unknown', 'reconcile_unreadable'] as const) {
+      expect(ParkReasonNextSteps[code]).toMatch(/^Check whether the call took effect/)
+    }
+    expect(nextStepForPark('from_the_future')).toMatch(/Update maka/)
   })
 })
 

@@ -15,6 +15,7 @@ import {
   ToolDispatch,
   ToolOutcome,
   argsDigest,
+  argsDigestWith,
   operationIdOf,
   prefixDigestOf,
 } from '../src/index.js'
@@ -74,6 +75,24 @@ describe('argsDigest', () => {
         expect(argsDigest(value)).toMatch(/^sha256:[0-9a-f]{64}$/)
       }),
     )
+  })
+})
+
+describe('argsDigestWith', () => {
+  const nodeArgsDigest = argsDigestWith((text) => createHash('sha256').update(text, 'utf8').digest('hex'))
+
+  it("gives the pure digest for any JSON value when handed node's SHA-256", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (value) => {
+        expect(nodeArgsDigest(value)).toBe(argsDigest(value))
+      }),
+    )
+    expect(nodeArgsDigest(undefined)).toBe(argsDigest(undefined))
+  })
+
+  it('throws on a hash that does not give 64 lowercase hex digits', () => {
+    expect(() => argsDigestWith((text) => text.toUpperCase())({ a: 1 })).toThrow(TypeError)
+    expect(() => argsDigestWith(() => 'AB'.repeat(32))({ a: 1 })).toThrow(TypeError)
   })
 })
 

@@ -16,7 +16,7 @@ import { emitSafely } from './lifecycle.js'
 import { observeBoundary } from './observeBoundary.js'
 import { type WriteFailure, continuationStartWrites, runningWrites } from './performWrites.js'
 import { orderRejections, revalidate, revalidateJournal } from './revalidate.js'
-import { digestChanged, reprobe } from './journalRevalidation.js'
+import { digestChanged, probeOperation, reprobe } from './journalRevalidation.js'
 import { performSettlements } from './settleOperations.js'
 import { type RunContext, errorClassOf, storeErrorOf } from './runContext.js'
 import type { ContinuationResult } from './Runtime.js'
@@ -134,6 +134,7 @@ export const makeExecuteContinuation = (
       return reject([conflict])
     }
     const writer = opened.right
+    const sourceCwd = observed.sourceHeader.cwd
     emitSafely(deps.sink, {
       type: 'execution_started',
       sessionId: c.sessionId,
@@ -165,6 +166,7 @@ export const makeExecuteContinuation = (
             sourceRunId: c.sourceRunId,
             operations: new Map(journal.projection.openOperations.map((op) => [op.operationId, op])),
             probes,
+            probe: (operation) => probeOperation(deps.tools, operation, { sessionId: c.sessionId, cwd: sourceCwd }),
           },
           settlements,
         )

@@ -8,10 +8,11 @@
  * The same steps serve a continuation's reissue of an earlier run's call: another attempt, another
  * permission request id, and `reissue_t2` as the origin.
  */
+import { createHash } from 'node:crypto'
 import {
   type NonEmptyString,
   type SettlementOrigin,
-  argsDigest,
+  argsDigestWith,
   makeDispatchEvent,
   makeNonEmptyStringUnsafe,
   makeToolOutcome,
@@ -36,6 +37,12 @@ export interface JournaledAttempt {
   readonly requestId: string
   /** Present when a probe chose this reissue. */
   readonly priorVerdict?: 'not_applied'
+  /**
+   * A reissue a probe chose: makes that probe again right before the dispatch — after preflight, which
+   * may have waited for a person, and after the basis — and answers whether it still reads
+   * `not_applied`. When it does not, the call stops there: no dispatch, no response.
+   */
+  readonly stillNotApplied?: () => Promise<boolean>
   /** The crash point after the response: `after_tool_response`, or `after_settlement_committed`. */
   readonly afterResponse: CrashPoint
 }
@@ -110,11 +117,19 @@ export const appendToolResponse = async (
   return E.map(() => undefined)(appended)
 }
 
+/**
+ * A call's `argsDigest`, hashed by node: the same digest as the projection's pure one, at a fraction
+ * of a cold process's cost per call (decision 169).
+ * @category constructors
+ */
+export const nativeArgsDigest = argsDigestWith((text) => createHash('sha256').update(text, 'utf8').digest('hex'))
+
 const refused = (message: string): ToolOutcome => ({ result: { error: message }, isError: true })
 
 /**
  * Runs one call of a protocol run through the journal; a write the store refused stops the run.
- * Answers the origin of the response it wrote.
+ * Answers the origin of the response it wrote, or null when `stillNotApplied` stopped it before its
+ * dispatch (nothing was dispatched and no response written).
  * @category constructors
  */
 export const runJournaledCall = async (
@@ -123,7 +138,7 @@ export const runJournaledCall = async (
   call: JournaledCallInput,
   journal: JournaledAttempt,
   run: (tool: Tool, context: { readonly operationId: string; readonly attempt: number }) => Promise<ToolOutcome>,
-): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
+): Promise<E.Either<RunWriteFailure, SettlementOrigin | null>> => {
   const { writer } = input
   const refuse = async (outcome: ToolOutcome): Promise<E.Either<RunWriteFailure, SettlementOrigin>> => {
     const answered = await appendToolResponse(input.writer, call, outcome, {
@@ -156,6 +171,9 @@ export const runJournaledCall = async (
     if (E.isLeft(basis)) return refuse(refused(basis.left.message))
     reconcileBasis = basis.right
   }
+  // A probe's `not_applied` may have gone stale since revalidation (an effect that landed late): the
+  // last moment to find out is now, before T1 makes another attempt possible.
+  if (journal.stillNotApplied !== undefined && !(await journal.stillNotApplied())) return E.right(null)
   // 3. T1, durable: only after it resolved may the implementation start.
   const header = writer.header()
   const stamp = writer.stamp()
@@ -163,7 +181,7 @@ export const runJournaledCall = async (
     operationId: journal.operationId,
     toolCallId: call.id,
     toolName: call.name,
-    argsDigest: argsDigest(call.args),
+    argsDigest: nativeArgsDigest(call.args),
     recoveryMode,
     attempt: journal.attempt,
     reconcileBasis,

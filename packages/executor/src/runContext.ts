@@ -76,11 +76,16 @@ const defaultNewId = (kind: 'session' | 'run' | 'invocation' | 'turn'): string =
   `${kind === 'invocation' ? 'inv' : kind}-${randomUUID().replace(/-/g, '').slice(0, 20)}`
 
 /**
- * The error class a stopped run reports: the store failure's tag, or a runtime error.
+ * The error class a stopped run reports: the store failure's tag, a probe that changed its verdict, or a
+ * runtime error.
  * @category constructors
  */
 export const errorClassOf = (stop: RunStop): string =>
-  stop._tag === 'RunWriteFailed' ? `store_${stop.error._tag}` : 'runtime_error'
+  stop._tag === 'RunWriteFailed'
+    ? `store_${stop.error._tag}`
+    : stop._tag === 'ReconcileVerdictChanged'
+      ? 'reconcile_verdict_changed'
+      : 'runtime_error'
 
 /**
  * The typed store failure behind a stopped run, when there is one.

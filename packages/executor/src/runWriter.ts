@@ -39,10 +39,20 @@ export interface RunThrew {
 }
 
 /**
+ * A continuation's reissue that a probe chose stopped before its dispatch: the probe, made again
+ * right before it, no longer reads `not_applied` (an effect landed after the plan's probe). Nothing
+ * was dispatched, and the run stops where a crash would have left it, for recovery and a new plan.
+ * @category errors
+ */
+export interface ReconcileVerdictChanged {
+  readonly _tag: 'ReconcileVerdictChanged'
+}
+
+/**
  * Why a started run stopped before its terminal writes.
  * @category errors
  */
-export type RunStop = RunWriteFailure | RunThrew
+export type RunStop = RunWriteFailure | RunThrew | ReconcileVerdictChanged
 
 /**
  * Builds a {@link RunWriteFailure}.

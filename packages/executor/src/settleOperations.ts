@@ -16,7 +16,7 @@ import { type LoopInput, runTool } from './agentLoop.js'
 import { appendToolResponse, runJournaledCall } from './journaledCall.js'
 import type { LifecycleSink } from './RuntimeDeps.js'
 import { emitSafely } from './lifecycle.js'
-import type { RunWriteFailure } from './runWriter.js'
+import type { ReconcileVerdictChanged, RunWriteFailure } from './runWriter.js'
 
 /**
  * What the settlements need besides the loop's input.
@@ -32,7 +32,11 @@ export interface SettlementInput {
   readonly operations: ReadonlyMap<string, OpenOperation>
   /** The probes revalidation made again: the verdict and, for `applied`, the output. */
   readonly probes: ReadonlyMap<string, { readonly verdict: string; readonly output?: unknown }>
+  /** Makes an operation's probe once more (a probe-chosen reissue, right before its dispatch). */
+  readonly probe: (operation: OpenOperation) => Promise<{ readonly verdict: string } | null>
 }
+
+const verdictChanged: ReconcileVerdictChanged = { _tag: 'ReconcileVerdictChanged' }
 
 // One durable response that closes an operation without running anything.
 const appendSettlement = async (
@@ -72,23 +76,25 @@ const reattachedOutcome = async (input: SettlementInput, operation: OpenOperatio
 
 /**
  * Writes every settlement of the plan, in order. A write the store refused stops the run (recovery
- * closes it, and the next plan counts this adoption).
+ * closes it, and the next plan counts this adoption). So does a reissue a probe chose whose probe,
+ * made again right before its dispatch, no longer reads `not_applied`: it dispatches nothing, and
+ * the next plan decides from the fresh verdict.
  * @category constructors
  */
 export const performSettlements = async (
   input: SettlementInput,
   entries: ReadonlyArray<SettlementEntry>,
-): Promise<E.Either<RunWriteFailure, void>> => {
+): Promise<E.Either<RunWriteFailure | ReconcileVerdictChanged, void>> => {
   const { loop } = input
   for (const entry of entries) {
     const operation = input.operations.get(entry.operationId)
     // Revalidation compared the open operations with the plan's: a missing one cannot reach here.
     if (operation === undefined) throw new TypeError('settlement of an operation revalidation did not find')
-    let settled: E.Either<RunWriteFailure, SettlementOrigin>
+    let settled: E.Either<RunWriteFailure, SettlementOrigin | null>
     switch (entry.action) {
       case 'reissue': {
         const tool = loop.tools.find((t) => t.name === operation.toolName)
-        const probe = input.probes.get(operation.operationId)
+        const probeChosen = input.probes.get(operation.operationId)?.verdict === 'not_applied'
         settled = await runJournaledCall(
           loop,
           tool,
@@ -102,7 +108,12 @@ export const performSettlements = async (
             attempt: operation.attempts + 1,
             origin: 'reissue_t2',
             requestId: `perm-${operation.toolCallId}-r${operation.adoptions + 1}`,
-            ...(probe?.verdict === 'not_applied' ? { priorVerdict: 'not_applied' as const } : {}),
+            ...(probeChosen
+              ? {
+                  priorVerdict: 'not_applied' as const,
+                  stillNotApplied: async () => (await input.probe(operation))?.verdict === 'not_applied',
+                }
+              : {}),
             afterResponse: 'after_settlement_committed',
           },
           (found, journal) =>
@@ -128,6 +139,7 @@ export const performSettlements = async (
         throw new TypeError('an adjudication in a continuation settlement plan')
     }
     if (E.isLeft(settled)) return settled
+    if (settled.right === null) return E.left(verdictChanged)
     emitSafely(input.sink, {
       type: 'operation_settled',
       sessionId: loop.writer.header().sessionId,

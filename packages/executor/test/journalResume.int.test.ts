@@ -131,6 +131,40 @@ describe('resuming a crash inside a tool', () => {
     const result = await w.runtime.execute(plan)
     expect(result).toMatchObject({ _tag: 'Rejected', codes: ['reconcile_verdict_changed'] })
   })
+
+  it('dispatches nothing when the effect lands while the reissue asks permission again, and the next plan settles it', async () => {
+    let landNow = false
+    const w = await world({
+      journal: true,
+      builtins: true,
+      permissionMode: 'ask',
+      // The effect lands while the continuation's question is open: after revalidation's probe.
+      askPermission: async () => {
+        if (landNow) await writeFile(join(w.workspace, 'notes.txt'), 'hello')
+        return 'allow'
+      },
+    })
+    const args = { path: 'notes.txt', content: 'hello' }
+    const source = await crashedAt(w, 'after_tool_dispatch_committed', { name: 'write_file', args })
+    const plan = await w.runtime.plan({ sessionId: source.sessionId })
+    expect(plan.continuation?.settlementPlan?.[0]?.action).toBe('reissue')
+    landNow = true
+    w.script([{ text: 'Written.' }])
+    expect(await w.runtime.execute(plan)).toMatchObject({
+      _tag: 'Failed',
+      stage: 'run',
+      errorClass: 'reconcile_verdict_changed',
+    })
+    const stopped = plan.continuation!.runId
+    const callId = plan.continuation!.settlementPlan![0]!.toolCallId
+    expect(journalOf(await w.ledger(source.sessionId, stopped))).toEqual([`ask perm-${callId}-r1`])
+    expect(w.requestsOf(stopped)).toEqual([])
+    await w.runtime.recover({ sessionIds: [source.sessionId] })
+    const next = await w.runtime.plan({ sessionId: source.sessionId })
+    expect(next.openToolOperations).toMatchObject([{ adoptions: 1, attempts: 1, action: 'settle_applied' }])
+    expect(await w.runtime.execute(next)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+    expect(journalOf(await w.ledger(source.sessionId, next.continuation!.runId))).toEqual(['outcome reconcile_applied'])
+  })
 })
 
 describe('the source prefix digest at execution', () => {

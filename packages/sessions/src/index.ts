@@ -31,6 +31,8 @@ export {
   type SessionHistoryProblem,
   type SessionHistoryOptions,
   sessionHistory,
+  UNKNOWN_OUTCOME_RESULT,
+  INTERRUPTED_TURN_NOTE,
 } from './sessionHistory.js'
 export {
   type SessionStores,

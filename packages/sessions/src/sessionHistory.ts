@@ -7,7 +7,15 @@
  * runs (sub-agents) are not part of the conversation. Anything that cannot be read fails closed:
  * the model must never be handed a history with a hole the user cannot see.
  */
-import { type AgentRun, type RuntimeEvent, isChildRun } from '@maka/events'
+import {
+  type AgentRun,
+  type RuntimeEvent,
+  isChildRun,
+  isFunctionCallEvent,
+  isFunctionResponseEvent,
+  isModelVisible,
+  makeNonEmptyStringUnsafe,
+} from '@maka/events'
 import type { LedgerSnapshot } from '@maka/stores'
 import { projectResumePlan } from '@maka/projection'
 import * as E from 'fp-ts/lib/Either.js'
@@ -89,6 +97,68 @@ const rootOf = (
   return E.right(current)
 }
 
+/** What the model is told of a call its turn left without an outcome (decision 171). */
+export const UNKNOWN_OUTCOME_RESULT = {
+  error:
+    'The turn was interrupted while this call was open: whether it ran, and what it did, is unknown. Check before relying on it or repeating it.',
+} as const
+
+/** What the model is told of a turn that ended before it answered (decision 171). */
+export const INTERRUPTED_TURN_NOTE = '(This turn was interrupted before an answer.)'
+
+// A lineage's history as the model will read it, closed: every call the tip's ledger holds gets a
+// response (the replay's own, or one that says its outcome is unknown), and a turn that ended with
+// the user's words gets a note, so the next turn never opens with two user messages in a row.
+const closeInterruptedTurn = (
+  context: ReadonlyArray<RuntimeEvent>,
+  tipEvents: ReadonlyArray<RuntimeEvent>,
+): ReadonlyArray<RuntimeEvent> => {
+  const answered = new Set(context.filter(isFunctionResponseEvent).map((event) => event.content.id))
+  const replayed = new Set(context.filter(isFunctionCallEvent).map((event) => event.content.id))
+  const closed = [...context]
+  for (const call of tipEvents) {
+    if (!isFunctionCallEvent(call) || call.partial || answered.has(call.content.id)) continue
+    if (!replayed.has(call.content.id)) closed.push(call)
+    answered.add(call.content.id)
+    closed.push({
+      id: makeNonEmptyStringUnsafe(`${call.id}-outcome-unknown`),
+      sessionId: call.sessionId,
+      invocationId: call.invocationId,
+      runId: call.runId,
+      turnId: call.turnId,
+      ts: call.ts,
+      partial: false,
+      role: 'tool',
+      author: 'tool',
+      content: {
+        kind: 'function_response',
+        id: call.content.id,
+        name: call.content.name,
+        result: UNKNOWN_OUTCOME_RESULT,
+        isError: true,
+      },
+      refs: { toolCallId: call.content.id },
+    })
+  }
+  const last = [...closed].reverse().find(isModelVisible)
+  if (last !== undefined && last.role === 'user') {
+    closed.push({
+      id: makeNonEmptyStringUnsafe(`${last.id}-interrupted`),
+      sessionId: last.sessionId,
+      invocationId: last.invocationId,
+      runId: last.runId,
+      turnId: last.turnId,
+      ts: last.ts,
+      partial: false,
+      role: 'model',
+      author: 'agent',
+      status: 'completed',
+      content: { kind: 'text', text: INTERRUPTED_TURN_NOTE },
+    })
+  }
+  return closed
+}
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -153,7 +223,7 @@ export const sessionHistory = (
       },
     })
     if (E.isLeft(chain)) return problem(tip.runId, describeFindings(chain.left))
-    history.push(...chain.right.runtimeContext)
+    history.push(...closeInterruptedTurn(chain.right.runtimeContext, read.ledger.events))
   }
   return E.right(history)
 }

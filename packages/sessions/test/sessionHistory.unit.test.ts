@@ -2,7 +2,7 @@ import { type AgentRun, type RuntimeEvent, isModelVisible } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
-import { type SessionRunRead, sessionHistory } from '../src/index.js'
+import { INTERRUPTED_TURN_NOTE, type SessionRunRead, UNKNOWN_OUTCOME_RESULT, sessionHistory } from '../src/index.js'
 import { continuationHeader, header, ledgerOf } from './givenSession.js'
 
 // -------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ describe('sessionHistory', () => {
   })
 
   describe('when an earlier turn failed with a dangling tool call', () => {
-    it('keeps what Phase 0 replays and never the unresolved call', () => {
+    it('keeps what Phase 0 replays, and tells the model the unresolved call has no known outcome', () => {
       const h = turnHeader(1, { status: 'failed', failureClass: 'app_restarted' })
       const l = builderOf(h)
       const events = [
@@ -108,10 +108,36 @@ describe('sessionHistory', () => {
         l.functionCall('call-open', 'write_file', { path: 'a.txt' }),
         l.terminal(),
       ]
-      expect(visible(sessionHistory([read(h, events)]))).toEqual([
+      const history = sessionHistory([read(h, events)])
+      expect(visible(history)).toEqual([
         'user: write a.txt',
         'call call-done',
         'response call-done',
+        'call call-open',
+        'response call-open',
+      ])
+      const unknown = E.isRight(history) ? history.right.at(-1) : undefined
+      expect(unknown?.content).toEqual({
+        kind: 'function_response',
+        id: 'call-open',
+        name: 'write_file',
+        result: UNKNOWN_OUTCOME_RESULT,
+        isError: true,
+      })
+    })
+  })
+
+  describe('when an earlier turn ended before the model answered', () => {
+    it('closes it with a note, so the next user message never follows another', () => {
+      const h = turnHeader(1, { status: 'failed', failureClass: 'app_restarted' })
+      const l = builderOf(h)
+      const later = completedTurn(2, 'are you there?', 'Yes.')
+      const history = sessionHistory([read(h, [l.userText('hello'), l.terminal()]), read(later.header, later.events)])
+      expect(visible(history)).toEqual([
+        'user: hello',
+        `model: ${INTERRUPTED_TURN_NOTE}`,
+        'user: are you there?',
+        'model: Yes.',
       ])
     })
   })

@@ -617,6 +617,17 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         expect(await value(stores.runs.read(S, 'run-2'))).toEqual(runHeader(runIdentity(S, 2)))
       })
 
+      it('reads a claim repeated with its target run as the claim taken, not the run', async () => {
+        const { stores } = await freshStores()
+        await withSourceRun(stores)
+        const { claim, header } = claimAndHeader(source, 4, runIdentity(S, 2))
+        await value(stores.claims.claimBoundary(claim, header))
+        // Both the boundary and the target run exist now: the boundary is what was taken.
+        const again = await failure(stores.claims.claimBoundary(claim, header))
+        expect(again._tag).toBe('ClaimConflict')
+        expect(await value(stores.claims.list(S))).toEqual([claim])
+      })
+
       it(`lets exactly one of ${RACERS} racing processes claim a boundary`, async () => {
         const { location, stores } = await freshStores()
         await withSourceRun(stores)

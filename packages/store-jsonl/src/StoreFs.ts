@@ -24,7 +24,8 @@ export interface StoreFile {
     length: number,
     position: number | null,
   ) => Promise<{ readonly bytesRead: number }>
-  readonly stat: () => Promise<{ readonly size: number; readonly mode: number }>
+  /** `nlink` is 0 once the file has no name left (removed, or replaced by a rename over its path). */
+  readonly stat: () => Promise<{ readonly size: number; readonly mode: number; readonly nlink: number }>
   readonly truncate: (length: number) => Promise<void>
   readonly sync: () => Promise<void>
   readonly chmod: (mode: number) => Promise<void>
@@ -61,10 +62,13 @@ export interface StoreFs {
 // constructors
 // -------------------------------------------------------------------------------------
 
+// A row's write (into the page cache) and an fstat (of the inode) take microseconds on the caller's
+// thread, less than a round trip through libuv's thread pool; only what waits on the disk (fsync,
+// reads) goes through the pool, so the event loop never waits for the disk (decision 173).
 const nodeFile = (handle: fsp.FileHandle): StoreFile => ({
-  write: (buffer, offset, length) => handle.write(buffer, offset, length),
+  write: (buffer, offset, length) => settle(() => ({ bytesWritten: fs.writeSync(handle.fd, buffer, offset, length) })),
   read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
-  stat: () => handle.stat(),
+  stat: () => settle(() => fs.fstatSync(handle.fd)),
   truncate: (length) => handle.truncate(length),
   sync: () => handle.sync(),
   chmod: (mode) => handle.chmod(mode),
@@ -72,7 +76,8 @@ const nodeFile = (handle: fsp.FileHandle): StoreFile => ({
 })
 
 /**
- * The real filesystem.
+ * The real filesystem for a process that must stay responsive: whatever waits on the disk (fsync,
+ * reads, opens) goes through `fs/promises`; a file's `write` and `stat` run on the caller's thread.
  * @category constructors
  */
 export const nodeStoreFs: StoreFs = {

@@ -1,13 +1,16 @@
 /**
  * The file-backed RuntimeEvent ledger: `runs/<runId>/runtime-events.jsonl`, one JSON row per line.
  *
- * An append is one `O_APPEND` write of `JSON + "\n"`, serialized per run in-process. The store keeps
- * (rows, bytes) of each ledger it has seen and checks it against one `fstat` per append, so appends
- * are O(1) yet notice a file changed behind their back (another instance, a crash, a torn write)
- * and rescan it. A rescan that finds a torn final row truncates it — the only repair ever made —
- * and one that finds corruption refuses the append: nothing is ever written after a bad row.
+ * An append is one `O_APPEND` write of `JSON + "\n"` (and one `fsync` when durable), serialized per run
+ * in-process. The ledger a run writes stays open between its appends (decision 168), so an append
+ * costs the write, the fsync and one `fstat`: the store keeps (rows, bytes) of each ledger it has seen
+ * and checks it against that `fstat`, so appends are O(1) yet notice a file changed behind their back
+ * (another instance, a crash, a torn write, a file removed or renamed over) and rescan or reopen it. A
+ * rescan that finds a torn final row truncates it — the only repair ever made — and one that finds
+ * corruption refuses the append: nothing is ever written after a bad row.
  */
 import { constants } from 'node:fs'
+import { dirname } from 'node:path'
 import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import {
@@ -40,10 +43,29 @@ import type { StoreFile } from './StoreFs.js'
 import { ledgerPath, runDir, runHeaderPath } from './layout.js'
 
 const LEDGER_MODE = 0o600
+/**
+ * How many ledgers one store instance keeps open between appends. A turn writes one run (two with a
+ * continuation); a host writing many runs at once reopens the least recently used beyond this.
+ */
+const OPEN_LEDGERS = 16
+/**
+ * A ledger with no append for this long is closed, so a host that stays up holds no descriptor for a
+ * run that went quiet, and a store instance dropped without `close` is left holding nothing.
+ */
+const IDLE_CLOSE_MS = 2000
 
 interface Committed {
   readonly rows: number
   readonly bytes: number
+}
+
+/**
+ * The ledger store, and `close` for the ledgers it keeps open.
+ * @category models
+ */
+export interface FileRuntimeEventStore extends RuntimeEventStore {
+  /** Closes every ledger kept open, after the appends queued on it. The store stays usable. */
+  readonly close: () => Promise<void>
 }
 
 // -------------------------------------------------------------------------------------
@@ -54,7 +76,7 @@ interface Committed {
  * Builds the ledger store of one store instance.
  * @category constructors
  */
-export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore => {
+export const makeRuntimeEventStore = (context: StoreContext): FileRuntimeEventStore => {
   const { dataDir, dirSync } = context
   // Only clean ledgers are remembered; a ledger with a torn tail or a problem is rescanned each time.
   const committed = new Map<string, Committed>()
@@ -116,14 +138,17 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
   }
 
   // Decides how many rows are committed right now, using the cache only when the file size agrees.
+  // One `fstat` of the kept file answers both whether it still has a name (null: it was removed, or
+  // replaced by a rename over its path, so the caller reopens the path) and how long it is.
   const currentState = async (
     handle: StoreFile,
     path: string,
     sessionId: string,
     runId: string,
-  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null; readonly tighten: boolean }> => {
+  ): Outcome<{ readonly state: Committed; readonly truncateTo: number | null; readonly tighten: boolean } | null> => {
     const stats = await attempt('stat', path, () => handle.stat())
     if (E.isLeft(stats)) return stats
+    if (stats.right.nlink === 0) return E.right(null)
     // The ledger holds prompts and tool results: owner-only, whatever the umask was at its creation.
     // Set only once the append is known to go ahead, so a refused append changes nothing at all.
     const tighten = (stats.right.mode & 0o777) !== LEDGER_MODE
@@ -150,9 +175,10 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     runId: string,
     row: Buffer,
     options: AppendOptions,
-  ): Outcome<AppendResult> => {
+  ): Outcome<AppendResult | null> => {
     const current = await currentState(handle, path, sessionId, runId)
     if (E.isLeft(current)) return current
+    if (current.right === null) return E.right(null)
     const { state, truncateTo, tighten } = current.right
     if (options.expectedHighWater !== undefined && options.expectedHighWater !== state.rows) {
       return E.left(highWaterConflict(path, options.expectedHighWater, state.rows))
@@ -194,13 +220,63 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
     return E.right({ highWater: next.rows })
   }
 
-  const appendLocked = async (
-    sessionId: string,
-    runId: string,
-    row: Buffer,
-    options: AppendOptions,
-  ): Outcome<AppendResult> => {
-    const path = ledgerPath(dataDir, sessionId, runId)
+  // A run's folder and ledger path, joined once per run rather than on each of its appends.
+  const joined = new Map<string, { readonly dir: string; readonly path: string }>()
+  const appendPaths = (sessionId: string, runId: string): { readonly dir: string; readonly path: string } => {
+    // Checked ids hold no '/', so the pair is a key no other pair can spell.
+    const key = `${sessionId}/${runId}`
+    const known = joined.get(key)
+    if (known !== undefined) return known
+    if (joined.size >= 4 * OPEN_LEDGERS) joined.clear()
+    const paths = { dir: runDir(dataDir, sessionId, runId), path: ledgerPath(dataDir, sessionId, runId) }
+    joined.set(key, paths)
+    return paths
+  }
+
+  // The ledgers this instance keeps open, least recently used first; `busy` ones are mid-append.
+  const openLedgers = new Map<string, StoreFile>()
+  const busy = new Set<string>()
+  const lastAppend = new Map<string, number>()
+  let sweeper: ReturnType<typeof setTimeout> | null = null
+
+  // Closes what went idle; runs while anything is open, and never keeps the process alive.
+  const sweep = (): void => {
+    sweeper = null
+    const now = Date.now()
+    for (const path of [...openLedgers.keys()]) {
+      if (!busy.has(path) && now - (lastAppend.get(path) ?? 0) >= IDLE_CLOSE_MS) forget(path)
+    }
+    armSweeper()
+  }
+  const armSweeper = (): void => {
+    if (sweeper !== null || openLedgers.size === 0) return
+    sweeper = setTimeout(sweep, IDLE_CLOSE_MS)
+    sweeper.unref()
+  }
+
+  const forget = (path: string): void => {
+    const file = openLedgers.get(path)
+    openLedgers.delete(path)
+    lastAppend.delete(path)
+    // A failed close loses nothing: every row was committed (and synced when asked) before it.
+    if (file !== undefined) void file.close().catch(() => undefined)
+  }
+
+  // Closes the least recently used ledgers beyond the bound; one mid-append waits for its turn.
+  const trim = (): void => {
+    for (const idle of openLedgers.keys()) {
+      if (openLedgers.size <= OPEN_LEDGERS) return
+      if (!busy.has(idle)) forget(idle)
+    }
+  }
+
+  const ledgerFile = async (sessionId: string, runId: string, path: string): Outcome<StoreFile> => {
+    const known = openLedgers.get(path)
+    if (known !== undefined) {
+      openLedgers.delete(path)
+      openLedgers.set(path, known)
+      return E.right(known)
+    }
     if (!committed.has(path)) {
       // Opening with O_APPEND creates the file, so make sure the run exists first.
       const headerPath = runHeaderPath(dataDir, sessionId, runId)
@@ -215,24 +291,71 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
       constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
     )
     if (E.isLeft(opened)) return opened
-    const appended = await appendThrough(opened.right, path, sessionId, runId, row, options)
-    // The row is committed (and durable when asked) before the close; a failed close loses nothing.
-    await opened.right.close().catch(() => undefined)
-    return appended
+    openLedgers.set(path, opened.right)
+    trim()
+    return opened
+  }
+
+  const appendLocked = async (
+    sessionId: string,
+    runId: string,
+    path: string,
+    row: Buffer,
+    options: AppendOptions,
+  ): Outcome<AppendResult> => {
+    busy.add(path)
+    lastAppend.set(path, Date.now())
+    try {
+      // Twice at most: a kept file that lost its name is dropped and the path opened once more.
+      for (let tries = 0; ; tries += 1) {
+        const file = await ledgerFile(sessionId, runId, path)
+        if (E.isLeft(file)) return file
+        const appended = await appendThrough(file.right, path, sessionId, runId, row, options)
+        if (E.isLeft(appended)) {
+          // After a failed system call the next append starts from a fresh open, as every append once did.
+          if (appended.left._tag === 'IoFailed') forget(path)
+          return appended
+        }
+        if (appended.right !== null) return E.right(appended.right)
+        forget(path)
+        committed.delete(path)
+        if (tries > 0) return E.left(ioFailed('append', path, replacedWhileOpen()))
+      }
+    } finally {
+      busy.delete(path)
+      if (openLedgers.has(path)) lastAppend.set(path, Date.now())
+      trim()
+      armSweeper()
+    }
   }
 
   return {
+    close: async () => {
+      if (sweeper !== null) clearTimeout(sweeper)
+      sweeper = null
+      // Each after the appends already queued on its run, so none loses its file mid-write.
+      await Promise.all(
+        [...openLedgers.entries()].map(([path, file]) =>
+          serialized(dirname(path), async () => {
+            if (openLedgers.get(path) !== file) return
+            openLedgers.delete(path)
+            lastAppend.delete(path)
+            await file.close().catch(() => undefined)
+          }),
+        ),
+      )
+    },
     append: (sessionId, runId, event, options = {}) =>
       toTask(
         async () => {
           const ids = checkIds(['sessionId', sessionId], ['runId', runId])
           if (E.isLeft(ids)) return ids
-          const path = ledgerPath(dataDir, sessionId, runId)
+          const { dir, path } = appendPaths(sessionId, runId)
           if (event.sessionId !== sessionId) return E.left(eventIdentityMismatch(path, 'sessionId'))
           if (event.runId !== runId) return E.left(eventIdentityMismatch(path, 'runId'))
           const row = encodeRow(event)
           if (E.isLeft(row)) return row
-          return serialized(runDir(dataDir, sessionId, runId), () => appendLocked(sessionId, runId, row.right, options))
+          return serialized(dir, () => appendLocked(sessionId, runId, path, row.right, options))
         },
         () => `append to the ledger of run ${runId} in session ${sessionId}`,
       ),
@@ -290,6 +413,9 @@ export const makeRuntimeEventStore = (context: StoreContext): RuntimeEventStore 
       ),
   }
 }
+
+const replacedWhileOpen = (): Error =>
+  Object.assign(new Error('the ledger was replaced twice while it was being opened'), { code: 'ESTALE' })
 
 const encodeRow = (event: RuntimeEvent): E.Either<StoreError, Buffer> =>
   E.map((json: string) => Buffer.from(`${json}\n`, 'utf8'))(encodeRuntimeEventRow(event))

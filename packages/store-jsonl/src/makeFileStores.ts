@@ -34,6 +34,11 @@ export interface FileStores extends StorePorts {
   readonly shellRuns: ShellRunStore
   readonly claims: ClaimStore
   readonly ownerLocks: OwnerLockStore
+  /**
+   * Closes the ledgers kept open between appends (decision 168). Optional to call: the process's exit
+   * closes them too, and nothing written waits on it. The stores stay usable after it.
+   */
+  readonly close: () => Promise<void>
 }
 
 /**
@@ -55,15 +60,17 @@ const FILE_CAPABILITIES = Object.freeze({ durableAppend: true })
  */
 export const makeFileStores = (dataDir: string, options: FileStoresOptions = {}): FileStores => {
   const context = makeStoreContext(resolve(dataDir), options.fs)
+  const events = makeRuntimeEventStore(context)
   return {
     dataDir: context.dataDir,
     location: context.dataDir,
     sessions: makeSessionStore(context),
     runs: makeAgentRunStore(context),
-    events: makeRuntimeEventStore(context),
+    events,
     shellRuns: makeShellRunStore(context),
     claims: makeClaimStore(context),
     ownerLocks: makeOwnerLockStore(context),
     capabilities: FILE_CAPABILITIES,
+    close: events.close,
   }
 }

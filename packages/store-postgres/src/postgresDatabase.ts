@@ -4,15 +4,7 @@
  * transaction is one REPEATABLE READ READ ONLY snapshot.
  */
 import { createHash, type Hash } from 'node:crypto'
-import {
-  claimConflict,
-  type ClaimInsert,
-  type Sha256,
-  type SqlDatabase,
-  type SqlDialect,
-  type SqlOutcome,
-  type SqlQueries,
-} from '@maka/stores'
+import { type Sha256, type SqlDatabase, type SqlDialect, type SqlOutcome, type SqlQueries } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import type pg from 'pg'
 
@@ -89,6 +81,16 @@ export const postgresDialect: SqlDialect = {
         'ON CONFLICT (session_id, run_id, event_id) DO NOTHING',
       params,
     ),
+  // One statement, its own transaction: one round trip. The seq's primary key and the id's unique key
+  // make a racing append lose here (and take the checking transaction) instead of writing twice.
+  appendAfter: (db, params) =>
+    db.run(
+      'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+        'SELECT $1, $2, $3::integer + 1, $4, $5 FROM runs WHERE session_id = $1 AND run_id = $2 ' +
+        'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1 AND run_id = $2) = $3 ' +
+        'ON CONFLICT DO NOTHING',
+      params,
+    ),
   lastRow: async (db, sessionId, runId) => {
     const found = (
       await db.all<{ readonly present: boolean; readonly row: string | null }>(
@@ -108,34 +110,26 @@ export const postgresDialect: SqlDialect = {
   listClaims:
     'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = $1 ' +
     'ORDER BY source_run_id COLLATE "C", high_water',
-  // The claim is the INSERT against the boundary's unique constraint, in one transaction with the
-  // target header: SQLSTATE 23505 on the boundary is the claim taken, on the run's key the run
-  // taken, and either refusal rolls back, leaving neither row.
+  // The claim is the INSERT against the boundary's unique constraint, in one statement with the target
+  // header (and the session's id): one round trip, all or nothing (decision 174). SQLSTATE 23505 on the
+  // boundary is the claim taken; on the run's key, the claim is still looked up, because the statement's
+  // parts run in no set order and a boundary already claimed must read as such whichever part failed.
   insertClaim: async (db, claim, targetHeader, highWater) => {
     const { sessionId, sourceRunId } = claim
-    const seen: { conflict: ClaimInsert | null } = { conflict: null }
-    const outcome = await db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
-      await q.run(postgresDialect.touchSession, [sessionId])
-      try {
-        await q.run('INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES ($1, $2, $3, $4)', [
-          sessionId,
-          sourceRunId,
-          highWater,
-          JSON.stringify(claim),
-        ])
-        await q.run('INSERT INTO runs (session_id, run_id, header) VALUES ($1, $2, $3)', [
-          sessionId,
-          targetHeader.runId,
-          JSON.stringify(targetHeader),
-        ])
-      } catch (cause) {
-        if (sqlState(cause) !== UNIQUE_VIOLATION) throw cause
-        seen.conflict = constraintOf(cause) === 'claims_boundary_key' ? 'claim_taken' : 'run_taken'
-        return E.left(claimConflict(sessionId, undefined))
-      }
+    try {
+      await db.run(
+        'WITH session AS (INSERT INTO session_ids (session_id) VALUES ($1) ON CONFLICT DO NOTHING), ' +
+          'claim AS (INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES ($1, $2, $3, $4)) ' +
+          'INSERT INTO runs (session_id, run_id, header) VALUES ($1, $5, $6)',
+        [sessionId, sourceRunId, highWater, JSON.stringify(claim), targetHeader.runId, JSON.stringify(targetHeader)],
+      )
       return E.right('claimed')
-    })
-    return seen.conflict === null ? outcome : E.right(seen.conflict)
+    } catch (cause) {
+      if (sqlState(cause) !== UNIQUE_VIOLATION) throw cause
+      if (constraintOf(cause) === 'claims_boundary_key') return E.right('claim_taken')
+      const taken = await db.value(postgresDialect.selectClaim, [sessionId, sourceRunId, highWater])
+      return E.right(taken === undefined ? 'run_taken' : 'claim_taken')
+    }
   },
 }
 

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url'
 import { conformanceRows } from '@maka/store-conformance'
 import { describeStoreError, type StoreError } from '@maka/stores'
 import { spawn } from 'node:child_process'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { currentHostId, openPostgresStores, SCHEMA_VERSION, type PostgresStores } from '../src/index.js'
 import { clusterUrl, dropDatabase, freshDatabase, onDatabase } from './support.js'
 
@@ -122,6 +123,97 @@ describe('the ledger', () => {
     expect(again).toMatchObject({ _tag: 'InvalidRecord' })
     expect((await value(s.events.read(S, 'run-1'))).events).toEqual([first])
     expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
+  })
+})
+
+describe('an append (decision 170)', () => {
+  it('is one statement, one round trip, once the instance knows the ledger to its last row', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const [first, second, third] = conformanceRows(S, 1, 3)
+    await value(s.events.append(S, 'run-1', first!))
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    try {
+      expect(await value(s.events.append(S, 'run-1', second!, { expectedHighWater: 1 }))).toEqual({ highWater: 2 })
+      expect(await value(s.events.append(S, 'run-1', third!))).toEqual({ highWater: 3 })
+      expect(queries).toHaveBeenCalledTimes(2)
+    } finally {
+      queries.mockRestore()
+    }
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual([first, second, third])
+  })
+
+  it('loses a race to another instance without writing twice, and says why as the checking append does', async () => {
+    const url = await fresh()
+    const mine = stores(url)
+    const theirs = stores(url)
+    await value(mine.runs.create(header))
+    const rows = conformanceRows(S, 1, 12)
+    await value(mine.events.append(S, 'run-1', rows[0]!))
+    await value(theirs.events.read(S, 'run-1'))
+    await value(theirs.events.append(S, 'run-1', rows[1]!))
+    // Both know a ledger of two rows now; each races five appends, alternately pinned and not.
+    const race = await Promise.all(
+      [mine, theirs].flatMap((s, side) =>
+        [0, 1, 2, 3, 4].map((i) => {
+          const row = rows[2 + side * 5 + i]!
+          return s.events.append(S, 'run-1', row, i % 2 === 0 ? {} : { expectedHighWater: 2 + i })()
+        }),
+      ),
+    )
+    const landed = race.flatMap((r) => (r._tag === 'Right' ? [r.right.highWater] : []))
+    const refused = race.flatMap((r) => (r._tag === 'Left' ? [r.left._tag] : []))
+    expect(new Set(refused)).toEqual(refused.length === 0 ? new Set() : new Set(['HighWaterConflict']))
+    expect([...landed].sort((a, b) => a - b)).toEqual(Array.from({ length: landed.length }, (_, i) => i + 3))
+    const read = await value(mine.events.read(S, 'run-1'))
+    expect(read.highWater).toBe(2 + landed.length)
+    expect(new Set(read.events.map((e) => e.id)).size).toBe(read.events.length)
+  })
+})
+
+describe('a claim (decision 174)', () => {
+  it('is one statement, one round trip: the claim, the target header and the session id, or none of them', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const pin = {
+      sourceInvocationId: 'invocation-1',
+      sourceRunId: 'run-1',
+      sourceTurnId: 'turn-1',
+      sourceRuntimeEventHighWater: 0,
+    }
+    const claimOf = (target: string) => ({
+      claim: {
+        sessionId: S,
+        ...pin,
+        targetInvocationId: `invocation-${target}`,
+        targetRunId: target,
+        targetTurnId: `turn-${target}`,
+        claimedAt: AT,
+      } as never,
+      header: {
+        ...(header as object),
+        runId: target,
+        invocationId: `invocation-${target}`,
+        turnId: `turn-${target}`,
+        parentRunId: 'run-1',
+        parentTurnId: 'turn-1',
+        continuationSource: pin,
+      } as never,
+    })
+    const won = claimOf('run-2')
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    try {
+      await value(s.claims.claimBoundary(won.claim, won.header))
+      expect(queries).toHaveBeenCalledTimes(1)
+    } finally {
+      queries.mockRestore()
+    }
+    const lost = claimOf('run-3')
+    expect((await failure(s.claims.claimBoundary(lost.claim, lost.header)))._tag).toBe('ClaimConflict')
+    const runs = (await value(s.runs.list(S))).map((entry) => entry.runId)
+    expect(runs).toEqual(['run-1', 'run-2'])
   })
 })
 

@@ -8,6 +8,7 @@
 import { createHash, type Hash } from 'node:crypto'
 import type { ClaimInsert, Sha256, SqlDatabase, SqlDialect, SqlOutcome, SqlQueries } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
+import type { Statement } from 'better-sqlite3'
 import type { Db } from './database.js'
 
 const isUniqueViolation = (cause: unknown): boolean =>
@@ -27,17 +28,28 @@ export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
     queue = run.catch(() => undefined)
     return run
   }
+  // Statements are compiled once per handle and kept: the ports use a few dozen distinct texts.
+  // `pluck` changes a statement for good, so a text read for its first column gets its own.
+  const compiled = new WeakMap<Db, Map<string, Statement>>()
+  const prepared = (db: Db, sql: string, firstColumn: boolean): Statement => {
+    let byText = compiled.get(db)
+    if (byText === undefined) {
+      byText = new Map()
+      compiled.set(db, byText)
+    }
+    const key = firstColumn ? `first\u0000${sql}` : sql
+    let statement = byText.get(key)
+    if (statement === undefined) {
+      statement = firstColumn ? db.prepare(sql).pluck() : db.prepare(sql)
+      byText.set(key, statement)
+    }
+    return statement
+  }
   const direct = (db: Db): SqlQueries => ({
     all: <R>(sql: string, params: ReadonlyArray<unknown>) =>
-      Promise.resolve(db.prepare(sql).all(...params) as Array<R>),
-    value: (sql, params) =>
-      Promise.resolve(
-        db
-          .prepare(sql)
-          .pluck()
-          .get(...params),
-      ),
-    run: (sql, params) => Promise.resolve(db.prepare(sql).run(...params).changes),
+      Promise.resolve(prepared(db, sql, false).all(...params) as Array<R>),
+    value: (sql, params) => Promise.resolve(prepared(db, sql, true).get(...params)),
+    run: (sql, params) => Promise.resolve(prepared(db, sql, false).run(...params).changes),
   })
   return {
     all: <R>(sql: string, params: ReadonlyArray<unknown>) => exclusive(async () => direct(open()).all<R>(sql, params)),
@@ -77,7 +89,8 @@ export const sqliteDialect: SqlDialect = {
   selectHeaderForAppend: 'SELECT header FROM runs WHERE session_id = ? AND run_id = ?',
   updateRun: 'UPDATE runs SET header = ? WHERE session_id = ? AND run_id = ?',
   listRuns: 'SELECT run_id AS runId, header FROM runs WHERE session_id = ? ORDER BY run_id',
-  countEvents: 'SELECT COUNT(*) FROM events WHERE session_id = ? AND run_id = ?',
+  // The last seq, found through the primary key: rows are numbered 1..n, and COUNT(*) would walk them all.
+  countEvents: 'SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND run_id = ?',
   ledgerPage: 'SELECT seq, row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
   pageRows: 512,
   replayPageBytes: 1 << 20,
@@ -89,6 +102,15 @@ export const sqliteDialect: SqlDialect = {
       return 0
     }
   },
+  // One statement, its own transaction (autocommit): one commit, as the checking transaction's.
+  appendAfter: (db, [sessionId, runId, after, eventId, row]) =>
+    db.run(
+      'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+        'SELECT ?, ?, ? + 1, ?, ? FROM runs WHERE session_id = ? AND run_id = ? ' +
+        'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND run_id = ?) = ? ' +
+        'ON CONFLICT DO NOTHING',
+      [sessionId, runId, after, eventId, row, sessionId, runId, sessionId, runId, after],
+    ),
   lastRow: (db, sessionId, runId) =>
     db.transaction('read', async (q): Promise<SqlOutcome<{ readonly run: boolean; readonly row: string | null }>> => {
       if ((await q.value(sqliteDialect.selectHeader, [sessionId, runId])) === undefined) {

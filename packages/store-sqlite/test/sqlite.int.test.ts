@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { conformanceRows } from '@maka/store-conformance'
 import Database from 'better-sqlite3'
-import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { openDatabase } from '../src/database.js'
 import { openSqliteStores, SCHEMA_VERSION, type SqliteStores } from '../src/index.js'
 
@@ -110,6 +110,52 @@ describe('the SQLite database', () => {
     expect(await s.sessions.list()()).toEqual({ _tag: 'Right', right: [] })
     expect(await s.sessions.read(S)()).toMatchObject({ _tag: 'Left', left: { _tag: 'NotFound' } })
     expect(existsSync(file)).toBe(false)
+  })
+})
+
+describe('an append (decision 170)', () => {
+  it('compiles no statement once the instance has appended to the run, and takes one statement', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const rows = conformanceRows(S, 1, 6)
+    expect(await s.events.append(S, 'run-1', rows[0]!)()).toEqual({ _tag: 'Right', right: { highWater: 1 } })
+    expect(await s.events.append(S, 'run-1', rows[1]!)()).toEqual({ _tag: 'Right', right: { highWater: 2 } })
+    const prepare = vi.spyOn(Database.prototype, 'prepare')
+    const exec = vi.spyOn(Database.prototype, 'exec')
+    try {
+      for (const [i, row] of rows.slice(2).entries()) {
+        const pinned = i % 2 === 0 ? { expectedHighWater: i + 2 } : {}
+        expect(await s.events.append(S, 'run-1', row, pinned)()).toEqual({ _tag: 'Right', right: { highWater: i + 3 } })
+      }
+      expect(prepare).not.toHaveBeenCalled()
+      // No BEGIN or COMMIT: each append is one statement, its own transaction.
+      expect(exec).not.toHaveBeenCalled()
+    } finally {
+      prepare.mockRestore()
+      exec.mockRestore()
+    }
+    const read = await s.events.read(S, 'run-1')()
+    expect(read._tag === 'Right' && read.right.events).toEqual(rows)
+  })
+
+  it('takes the checking append when another instance wrote since, and refuses a stale pin', async () => {
+    const file = await freshFile()
+    const mine = stores(file)
+    const theirs = stores(file)
+    await mine.runs.create(header)()
+    const rows = conformanceRows(S, 1, 4)
+    await mine.events.append(S, 'run-1', rows[0]!)()
+    await theirs.events.append(S, 'run-1', rows[1]!)()
+    const stale = await mine.events.append(S, 'run-1', rows[2]!, { expectedHighWater: 1 })()
+    expect(stale._tag === 'Left' && stale.left._tag).toBe('HighWaterConflict')
+    expect(await mine.events.append(S, 'run-1', rows[2]!)()).toEqual({ _tag: 'Right', right: { highWater: 3 } })
+    expect(await theirs.events.append(S, 'run-1', rows[3]!, { expectedHighWater: 3 })()).toEqual({
+      _tag: 'Right',
+      right: { highWater: 4 },
+    })
+    const read = await mine.events.read(S, 'run-1')()
+    expect(read._tag === 'Right' && read.right.events).toEqual(rows)
   })
 })
 

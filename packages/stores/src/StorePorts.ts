@@ -48,6 +48,6 @@ export interface StorePorts {
    * a full connection string).
    */
   readonly location: string
-  /** Releases what the adapter holds open (a database handle, a pool); the file stores hold nothing. */
+  /** Releases what the adapter holds open (a database handle, a pool, the ledger files kept open). */
   readonly close?: () => Promise<void>
 }

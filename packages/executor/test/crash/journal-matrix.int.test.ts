@@ -11,11 +11,18 @@
  * never_auto_retry effect happened at most once, the keyed effect once, the history holds exactly one
  * response per operation, the source's rows and header are unchanged, attempts run 1..n, and no
  * legacy run holds a dispatch row. Also: kills inside a continuation (K8 after its start row, until the
- * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement), and a foreground
- * command that kills its agent and is settled from its files on SQLite and PostgreSQL (reattach).
+ * adoption budget parks; K9 after a reissue's dispatch; K10 after its settlement); a `reconcile` tool
+ * whose effect lands after its probe ran (`relay_append`: a courier process delivers it late, and its
+ * lagging probe answers `not_applied` meanwhile), killed after handing it off — the effect lands
+ * before the execution's re-probe (refused, `reconcile_verdict_changed`) or while the continuation asks
+ * permission again (its re-probe right before the dispatch stops it), and the next plan settles it
+ * from the fresh verdict: one effect, one response; and a foreground `shell` call (reattach) killed at
+ * K1–K6 on every store — K4 a command that makes its effect, kills its agent and ends (settled from its
+ * files), K5 one that kills its agent and is still running (parked `tool_still_running`, then settled)
+ * — whose command never runs twice.
  */
 import { fileURLToPath } from 'node:url'
-import { readFile, writeFile } from 'node:fs/promises'
+import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   FAILPOINTS_T1,
@@ -45,7 +52,7 @@ import {
   childBase,
   valueUnsafe,
 } from './fixtures/agentChild.js'
-import { EFFECT_LOG, KEYED_LOG } from './fixtures/testTools.mjs'
+import { EFFECT_LOG, KEYED_LOG, RELAY_LOG, RELAY_OUTBOX, RELAY_RELEASE } from './fixtures/testTools.mjs'
 
 // -------------------------------------------------------------------------------------
 // the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
@@ -593,60 +600,382 @@ describe('a continuation killed after its settlement (K10)', () => {
 })
 
 // -------------------------------------------------------------------------------------
-// reattach on the row stores
+// a reconcile effect that lands after its probe ran
 // -------------------------------------------------------------------------------------
 
-describe('a foreground command that outlives its agent, on the row stores (reattach)', () => {
-  it.each(['sqlite', 'postgres'] as const)(
-    '%s: parks tool_still_running while it runs, then settles its output once it ended — never running it twice',
+// Waits (generous ceiling, no timed assertion) until `done` holds.
+const until = async (done: () => Promise<boolean>, what: string): Promise<void> => {
+  for (let waited = 0; !(await done()); waited += 1) {
+    if (waited > 1200) throw new Error(`still waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+// Every delivery handed to a courier has landed: the relay log holds `n` lines and the outbox is empty.
+const deliveriesLanded = async (world: World, n: number): Promise<void> =>
+  until(async () => {
+    const outbox = join(world.workspaceDir, RELAY_OUTBOX)
+    const inFlight = (await exists(outbox)) ? await readdir(outbox) : []
+    return inFlight.length === 0 && (await lines(join(world.workspaceDir, RELAY_LOG))).length >= n
+  }, 'the relay’s deliveries')
+
+describe('a reconcile effect that lands after its probe ran (relay_append)', () => {
+  // The turn hands its line to the courier, which holds it; the agent is killed before its response.
+  const handedOff = async (store: StoreKind, name: string) => {
+    const world = await makeWorld(name)
+    const choice = storeChoiceOf(store, world)
+    const markerPath = world.path('turn.marker')
+    const child = spawnAgentChild({
+      ...childBase(world),
+      mode: 'turn',
+      markerPath,
+      journal: true,
+      testTools: true,
+      hangAfterEffect: true,
+      turnScript: [{ toolCall: { name: 'relay_append', args: { line: 'one' } } }, { text: 'Done.' }],
+      ...(choice === undefined ? {} : { store: choice }),
+    })
+    await child.line('at:after_tool_side_effect')
+    expect(await child.kill()).toBe('SIGKILL')
+    expect(await exists(markerPath)).toBe(false)
+    return { world, choice }
+  }
+
+  // Recovers, then plans twice (equal plans): the lagging probe answers `not_applied`, so the plan reissues.
+  const planReissue = async (host: ReturnType<typeof restartedRuntime>, world: World, store: StoreKind) => {
+    if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
+    const operationId = `${sourceRunId!}-o2`
+    const first = await host.runtime.plan({ sessionId: world.sessionId })
+    const { continuation: c1, ...p1 } = first
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    expect(first.openToolOperations).toMatchObject([
+      { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'reconcile', action: 'reissue' },
+    ])
+    expect(c1?.safetySnapshot.probeVerdicts).toEqual([{ operationId, verdict: 'not_applied' }])
+    // The delivery is still held: nothing has landed yet.
+    expect(await lines(join(world.workspaceDir, RELAY_LOG))).toEqual([])
+    return { first, sourceRunId: sourceRunId!, operationId }
+  }
+
+  // The plan after the late effect settles it from the probe; the history then holds one response.
+  const settleApplied = async (
+    host: ReturnType<typeof restartedRuntime>,
+    world: World,
+    operationId: string,
+    adoptions: number,
+  ) => {
+    await host.runtime.recover({ sessionIds: [world.sessionId] })
+    const plan = await host.runtime.plan({ sessionId: world.sessionId })
+    const { continuation: c1, ...p1 } = plan
+    const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
+    expect(p2).toEqual(p1)
+    expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
+    expect(plan.openToolOperations).toMatchObject([{ operationId, adoptions, attempts: 1, action: 'settle_applied' }])
+    expect(await host.runtime.execute(plan)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+    return c1!.runId
+  }
+
+  // Every run's rows, oldest first.
+  const historyOf = async (host: ReturnType<typeof restartedRuntime>, world: World) => {
+    const history: Array<RuntimeEvent> = []
+    for (const runId of await runIdsOf(host.stores, world.sessionId)) {
+      history.push(...(await valueUnsafe(host.stores.events.read(world.sessionId, runId))).events)
+    }
+    return history
+  }
+
+  const expectOneEffectAndOneResponse = async (
+    host: ReturnType<typeof restartedRuntime>,
+    world: World,
+    operationId: string,
+  ) => {
+    await deliveriesLanded(world, 1)
+    expect(await lines(join(world.workspaceDir, RELAY_LOG))).toEqual(['one'])
+    const history = await historyOf(host, world)
+    // Never dispatched again: attempt 1 only.
+    expect(
+      history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      ),
+    ).toEqual([1])
+    const responses = history.filter(isFunctionResponseEvent)
+    expect(responses.map((e) => [e.refs?.operationId, e.actions?.toolOutcome?.settlementOrigin])).toEqual([
+      [operationId, 'reconcile_applied'],
+    ])
+    expect(responses[0]?.content.result).toEqual({ delivered: true })
+    expect(history.filter(isFunctionCallEvent)).toHaveLength(1)
+  }
+
+  it.each(['jsonl', 'sqlite', 'postgres'] as const)(
+    '%s: landed before execution — its re-probe refuses the stale reissue (reconcile_verdict_changed), the next plan settles it',
     async (store) => {
-      const world = await makeWorld(`m-${store}-reattach`)
-      const choice = storeChoiceOf(store, world)!
-      const release = join(world.workspaceDir, 'release')
-      // The command kills its own agent, waits for the test to release it, then records one run.
-      const command = `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; echo ran >> runs.txt; echo finished`
+      const { world, choice } = await handedOff(store, `relay-before-${store}`)
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+      })
+      const { first, sourceRunId, operationId } = await planReissue(host, world, store)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      // The courier delivers now, after the plan's probe.
+      await writeFile(join(world.workspaceDir, RELAY_RELEASE), '')
+      await deliveriesLanded(world, 1)
+      expect(await host.runtime.execute(first)).toMatchObject({
+        _tag: 'Rejected',
+        codes: ['reconcile_verdict_changed'],
+      })
+      // Refused before its claim: no run was written.
+      expect(await runIdsOf(host.stores, world.sessionId)).toEqual([sourceRunId])
+      await settleApplied(host, world, operationId, 0)
+      await expectOneEffectAndOneResponse(host, world, operationId)
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+
+  it.each(['jsonl', 'sqlite'] as const)(
+    '%s: landed while the continuation asked permission again — no dispatch on the stale verdict, the next plan settles it',
+    async (store) => {
+      const { world, choice } = await handedOff(store, `relay-during-${store}`)
+      const host = restartedRuntime(world, {
+        journal: true,
+        testTools: true,
+        continuationSteps: [{ text: 'All done.' }],
+        permissionMode: 'ask',
+        permissionAnswer: 'allow',
+        // The courier delivers while the reissue's question is open: after the claim and its re-probe.
+        whileAsking: async () => {
+          await writeFile(join(world.workspaceDir, RELAY_RELEASE), '')
+          await deliveriesLanded(world, 1)
+        },
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+      })
+      const { first, sourceRunId, operationId } = await planReissue(host, world, store)
+      const before = await fingerprint(host.stores, world, store, sourceRunId)
+      // The continuation stops before its dispatch, as if killed there: recovery closes it.
+      expect(await host.runtime.execute(first)).toMatchObject({
+        _tag: 'Failed',
+        stage: 'run',
+        errorClass: 'reconcile_verdict_changed',
+      })
+      expect(host.questions).toEqual([`perm-${first.continuation!.settlementPlan![0]!.toolCallId}-r1`])
+      const stopped = first.continuation!.runId
+      await host.runtime.recover({ sessionIds: [world.sessionId] })
+      const stoppedRows = (await valueUnsafe(host.stores.events.read(world.sessionId, stopped))).events
+      expect(stoppedRows.filter((e) => e.actions?.toolDispatch !== undefined || isFunctionResponseEvent(e))).toEqual([])
+      const closed = await fingerprint(host.stores, world, store, stopped)
+      await settleApplied(host, world, operationId, 1)
+      await expectOneEffectAndOneResponse(host, world, operationId)
+      expect(await fingerprint(host.stores, world, store, sourceRunId)).toEqual(before)
+      expect(await fingerprint(host.stores, world, store, stopped)).toEqual(closed)
+    },
+    CHILD_PROCESS_TEST_TIMEOUT_MS,
+  )
+})
+
+// -------------------------------------------------------------------------------------
+// a foreground shell call (reattach) at each kill point
+// -------------------------------------------------------------------------------------
+
+// K4: the command makes its effect, then kills its own agent and ends. K5: it kills its agent first,
+// then makes its effect once the test releases it, so it is still running when the host restarts.
+type ShellPoint =
+  | 'after_function_call'
+  | 'after_permission_request_committed'
+  | 'after_tool_dispatch_committed'
+  | 'command_ended'
+  | 'command_running'
+  | 'after_tool_response'
+
+interface ShellCase {
+  readonly store: StoreKind
+  readonly point: ShellPoint
+  readonly answer?: 'allow' | 'deny'
+}
+
+const RECORD = 'echo ran >> runs.txt; echo finished'
+const COMMAND_OF: Readonly<Record<ShellPoint, string>> = {
+  after_function_call: RECORD,
+  after_permission_request_committed: RECORD,
+  after_tool_dispatch_committed: RECORD,
+  command_ended: `${RECORD}; kill -9 $MAKA_AGENT_PID`,
+  command_running: `kill -9 $MAKA_AGENT_PID; while [ ! -f release ]; do sleep 0.05; done; ${RECORD}`,
+  after_tool_response: RECORD,
+}
+
+// What the plan decides once the command's fate is known (K1, K2 and K6 from FAILPOINTS_T1's rows P1 and
+// P5, where every mode agrees; K3–K5 from the observation of the supervised command), the response's
+// origin, and how many times the command ran in the end.
+const SHELL_EXPECTED: Readonly<
+  Record<
+    ShellPoint,
+    {
+      readonly plan: FailpointPlanT1 | { readonly disposition: 'continue'; readonly action: 'settle_reattached' }
+      readonly origin: string | null
+      readonly runs: 0 | 1
+    }
+  >
+> = {
+  after_function_call: {
+    plan: failpointOf('after_function_call').decision.plan.never_auto_retry,
+    origin: 'reissue_t2',
+    runs: 1,
+  },
+  after_permission_request_committed: {
+    plan: failpointOf('after_permission_request_committed').decision.plan.never_auto_retry,
+    origin: 'reissue_t2',
+    runs: 1,
+  },
+  // No shell-run record: the supervisor never started the command (observation `lost`).
+  after_tool_dispatch_committed: {
+    plan: { disposition: 'park', reason: 'tool_outcome_unknown' },
+    origin: null,
+    runs: 0,
+  },
+  command_ended: { plan: { disposition: 'continue', action: 'settle_reattached' }, origin: 'reattached', runs: 1 },
+  command_running: { plan: { disposition: 'continue', action: 'settle_reattached' }, origin: 'reattached', runs: 1 },
+  after_tool_response: {
+    plan: failpointOf('after_tool_response').decision.plan.never_auto_retry,
+    origin: 'normal_t2',
+    runs: 1,
+  },
+}
+
+const SHELL_POINTS: ReadonlyArray<ShellPoint> = [
+  'after_function_call',
+  'after_tool_dispatch_committed',
+  'command_ended',
+  'command_running',
+  'after_tool_response',
+]
+const SHELL_CASES: ReadonlyArray<ShellCase> = (['jsonl', 'sqlite', 'postgres'] as const).flatMap((store) => [
+  ...SHELL_POINTS.map((point) => ({ store, point })),
+  // K2: answered allow on every store, deny on the two local ones.
+  ...(store === 'postgres' ? (['allow'] as const) : (['allow', 'deny'] as const)).map((answer) => ({
+    store,
+    point: 'after_permission_request_committed' as const,
+    answer,
+  })),
+])
+
+const shellNameOf = (c: ShellCase) =>
+  `${c.store}: killed at ${c.point}${c.answer === undefined ? '' : ` (answered ${c.answer})`}`
+
+describe('a foreground shell call killed at each point (reattach), on every store', () => {
+  it.each(SHELL_CASES.map((c) => [shellNameOf(c), c] as const))(
+    '%s — the command never runs twice',
+    async (_name, c) => {
+      const world = await makeWorld(`m-${c.store}-shell-${c.point}-${c.answer ?? ''}`)
+      const choice = storeChoiceOf(c.store, world)
+      const markerPath = world.path('turn.marker')
+      const byCommand = c.point === 'command_ended' || c.point === 'command_running'
       const child = spawnAgentChild({
         ...childBase(world),
         mode: 'turn',
-        markerPath: world.path('turn.marker'),
+        markerPath,
         journal: true,
-        store: choice,
-        turnScript: [{ toolCall: { name: 'shell', args: { command } } }, { text: 'Done.' }],
+        turnScript: [{ toolCall: { name: 'shell', args: { command: COMMAND_OF[c.point] } } }, { text: 'Done.' }],
+        ...(byCommand ? {} : { crashPoint: c.point as CrashPoint }),
+        ...(choice === undefined ? {} : { store: choice }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const }),
       })
-      expect((await child.exited).signal).toBe('SIGKILL')
-      expect(await exists(world.path('turn.marker'))).toBe(false)
+      if (byCommand) {
+        // The command itself killed its agent.
+        expect((await child.exited).signal).toBe('SIGKILL')
+      } else {
+        await child.line(`at:${c.point}`)
+        expect(await child.kill()).toBe('SIGKILL')
+      }
+      expect(await exists(markerPath)).toBe(false)
+
       const host = restartedRuntime(world, {
         journal: true,
         continuationSteps: [{ text: 'All done.' }],
-        stores: openParentStores(choice)!,
+        ...(choice === undefined ? {} : { stores: openParentStores(choice)! }),
+        ...(c.answer === undefined ? {} : { permissionMode: 'ask' as const, permissionAnswer: c.answer }),
       })
-      if (store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
+      if (c.store === 'postgres') await untilOwnerGone(host.stores, world.sessionId)
       await host.runtime.recover({ sessionIds: [world.sessionId] })
-      const [sourceRunId] = await runIdsOf(host.stores, world.sessionId)
-      const before = await fingerprint(host.stores, world, store, sourceRunId!)
-      const running = await host.runtime.plan({ sessionId: world.sessionId })
-      expect(running.rejectionReasons).toEqual(['tool_still_running'])
-      await writeFile(release, '')
-      // Wait (generous ceiling) until the command has ended and the plan settles it.
-      let settled = running
-      for (let i = 0; i < 600 && settled.disposition !== 'continue'; i += 1) {
-        await new Promise((done) => setTimeout(done, 50))
-        settled = await host.runtime.plan({ sessionId: world.sessionId })
+      const runIds = await runIdsOf(host.stores, world.sessionId)
+      expect(runIds).toHaveLength(1)
+      const sourceRunId = runIds[0]!
+      const operationId = `${sourceRunId}-o2`
+      const before = await fingerprint(host.stores, world, c.store, sourceRunId)
+      const runs = join(world.workspaceDir, 'runs.txt')
+
+      let first = await host.runtime.plan({ sessionId: world.sessionId })
+      if (c.point === 'command_running') {
+        // It waits for the release: the plan parks, writes nothing, and the command has not made its effect.
+        expect(first.rejectionReasons).toEqual(['tool_still_running'])
+        expect(first.openToolOperations).toMatchObject([{ operationId, recoveryMode: 'reattach', action: null }])
+        expect(await lines(runs)).toEqual([])
+        await writeFile(join(world.workspaceDir, 'release'), '')
       }
-      const { continuation: c1, ...p1 } = settled
+      if (byCommand) {
+        // Plans again (generous ceiling) until the command has ended and its exit file is there.
+        await until(async () => {
+          first = await host.runtime.plan({ sessionId: world.sessionId })
+          return !first.rejectionReasons.includes('tool_still_running')
+        }, 'the command’s end')
+      }
+      const { continuation: c1, ...p1 } = first
       const { continuation: c2, ...p2 } = await host.runtime.plan({ sessionId: world.sessionId })
       expect(p2).toEqual(p1)
       expect(c2?.settlementPlan).toEqual(c1?.settlementPlan)
-      expect(c1?.settlementPlan?.map((e) => e.action)).toEqual(['settle_reattached'])
-      expect(await host.runtime.execute(settled)).toMatchObject({ _tag: 'Finished', status: 'completed' })
-      const ledger = await valueUnsafe(host.stores.events.read(world.sessionId, c1!.runId))
-      const responses = ledger.events.filter(isFunctionResponseEvent)
-      expect(responses).toHaveLength(1)
-      expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
-      expect(responses[0]?.actions?.toolOutcome?.settlementOrigin).toBe('reattached')
-      expect(ledger.events.filter(isFunctionCallEvent)).toEqual([])
-      expect(await readFile(join(world.workspaceDir, 'runs.txt'), 'utf8')).toBe('ran\n')
-      expect(await fingerprint(host.stores, world, store, sourceRunId!)).toEqual(before)
+      expect(c2?.runtimeContext).toEqual(c1?.runtimeContext)
+
+      const expected = SHELL_EXPECTED[c.point]
+      expect(first.disposition).toBe(expected.plan.disposition)
+      if (expected.plan.disposition === 'park') {
+        expect(first.rejectionReasons).toEqual([expected.plan.reason])
+        expect(first.openToolOperations).toMatchObject([
+          { operationId, status: 'dispatched_outcome_unknown', recoveryMode: 'reattach', reason: expected.plan.reason },
+        ])
+      } else {
+        expect(c1?.settlementPlan?.map((e) => [e.operationId, e.action])).toEqual(
+          expected.plan.action === null ? undefined : [[operationId, expected.plan.action]],
+        )
+      }
+      if (c.point === 'after_permission_request_committed') {
+        expect(first.diagnostics.map((d) => d.code)).toContain('permission_reasked')
+      }
+
+      let continuationRunId: string | null = null
+      if (first.disposition === 'continue') {
+        expect(await host.runtime.execute(first)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+        continuationRunId = c1!.runId
+        if (c.answer !== undefined) expect(host.questions).toEqual([`perm-${c1!.settlementPlan![0]!.toolCallId}-r1`])
+      }
+      const source = (await valueUnsafe(host.stores.events.read(world.sessionId, sourceRunId))).events
+      const continuation =
+        continuationRunId === null
+          ? []
+          : (await valueUnsafe(host.stores.events.read(world.sessionId, continuationRunId))).events
+      const history = [...source, ...continuation]
+      expect(continuation.filter(isFunctionCallEvent)).toEqual([])
+      const attempts = history.flatMap((e) =>
+        e.actions?.toolDispatch?.operationId === operationId ? [e.actions.toolDispatch.attempt] : [],
+      )
+      expect(attempts).toEqual(attempts.map((_, index) => index + 1))
+      // Exactly one response per call once the plan continued, none while it parks.
+      const responses = history.filter(isFunctionResponseEvent)
+      const refused = c.answer === 'deny'
+      expect(responses.map((e) => [e.refs?.operationId, e.actions?.toolOutcome?.settlementOrigin])).toEqual(
+        expected.origin === null ? [] : [[operationId, refused ? 'pre_t1_synthetic' : expected.origin]],
+      )
+      if (refused) {
+        expect(responses[0]?.content.isError).toBe(true)
+      } else if (expected.origin !== null) {
+        expect(responses[0]?.content.result).toMatchObject({ exitCode: 0, stdout: 'finished\n' })
+      }
+      // The command ran at most once: once when it answered or was settled, never when it parked or was refused.
+      expect(await lines(runs)).toEqual(refused || expected.runs === 0 ? [] : ['ran'])
+      expect(await fingerprint(host.stores, world, c.store, sourceRunId)).toEqual(before)
     },
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )

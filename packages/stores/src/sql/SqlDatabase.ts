@@ -90,6 +90,16 @@ export interface SqlDialect {
    * transaction; 0 when the ledger already holds a row with this id.
    */
   readonly insertEvent: (q: SqlQueries, params: ReadonlyArray<unknown>) => Promise<number>
+  /**
+   * An append's one-statement path (decision 170): inserts row `after + 1` `(session_id, run_id,
+   * after, event_id, row)` on its own, outside any transaction, only when the run's header exists,
+   * its ledger's last row is row `after`, and no row holds the seq or the id; 0 when it inserted
+   * nothing, and the append then takes its checking transaction.
+   */
+  readonly appendAfter: (
+    db: SqlDatabase,
+    params: readonly [sessionId: string, runId: string, after: number, eventId: string, row: string],
+  ) => Promise<number>
   /** Whether the run's header exists, and its ledger's last row text (`null` when it has none). */
   readonly lastRow: (
     db: SqlDatabase,

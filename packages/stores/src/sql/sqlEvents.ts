@@ -32,7 +32,14 @@ import {
   notFound,
   replayVerdict,
 } from '../StoreError.js'
-import { sqlPlaces, sqlTask, type SqlOutcome, type SqlQueries, type SqlStoreContext } from './SqlDatabase.js'
+import {
+  sqlPlaces,
+  sqlTask,
+  type SqlDatabase,
+  type SqlOutcome,
+  type SqlQueries,
+  type SqlStoreContext,
+} from './SqlDatabase.js'
 
 /**
  * Builds the ledger store of one SQL store instance.
@@ -80,6 +87,58 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
     return true
   }
 
+  // The full append: the header's lock, the row count, the whole-ledger check, then the insert.
+  const appendInTransaction = (
+    db: SqlDatabase,
+    sessionId: string,
+    runId: string,
+    eventId: string,
+    row: string,
+    expectedHighWater: number | undefined,
+  ): Promise<SqlOutcome<{ readonly highWater: number }>> => {
+    const at = places.ledger(sessionId, runId)
+    return db.transaction('write', async (q): Promise<SqlOutcome<{ readonly highWater: number }>> => {
+      // The header's lock orders the appends of one run (the whole database's, in SQLite).
+      if ((await q.value(dialect.selectHeaderForAppend, [sessionId, runId])) === undefined) {
+        return E.left(notFound(places.run(sessionId, runId)))
+      }
+      const rows = (await q.value(dialect.countEvents, [sessionId, runId])) as number
+      if (!(await ledgerIsWhole(q, sessionId, runId, rows))) {
+        const problem = (await readLedger(q, sessionId, runId)).problem
+        if (problem !== null) return E.left(ledgerUnreadable(at, problem))
+      }
+      if (expectedHighWater !== undefined && expectedHighWater !== rows) {
+        return E.left(highWaterConflict(at, expectedHighWater, rows))
+      }
+      // A row id the ledger already holds is a refusal, not an error: nothing is inserted.
+      const inserted = await dialect.insertEvent(q, [sessionId, runId, rows + 1, eventId, row])
+      if (inserted === 0) return E.left(invalidRecord('RuntimeEvent', 'the ledger already holds a row with this id'))
+      verified.set(`${sessionId}\u0000${runId}`, rows + 1)
+      return E.right({ highWater: rows + 1 })
+    })
+  }
+
+  // A ledger this instance knows whole up to its last row takes one statement (one round trip on
+  // PostgreSQL); anything that statement does not insert goes through the full append, which says why.
+  const appendChecked = async (
+    db: SqlDatabase,
+    sessionId: string,
+    runId: string,
+    eventId: string,
+    row: string,
+    expectedHighWater: number | undefined,
+  ): Promise<SqlOutcome<{ readonly highWater: number }>> => {
+    const key = `${sessionId}\u0000${runId}`
+    const known = verified.get(key)
+    if (known !== undefined && (expectedHighWater === undefined || expectedHighWater === known)) {
+      if ((await dialect.appendAfter(db, [sessionId, runId, known, eventId, row])) === 1) {
+        verified.set(key, known + 1)
+        return E.right({ highWater: known + 1 })
+      }
+    }
+    return appendInTransaction(db, sessionId, runId, eventId, row, expectedHighWater)
+  }
+
   return {
     append: (sessionId, runId, event, options = {}) =>
       sqlTask(
@@ -95,26 +154,7 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
           if (E.isLeft(row)) return Promise.resolve(row)
           const fenced = context.fence(sessionId)
           if (E.isLeft(fenced)) return Promise.resolve(fenced)
-          return db.transaction('write', async (q): Promise<SqlOutcome<{ readonly highWater: number }>> => {
-            // The header's lock orders the appends of one run (the whole database's, in SQLite).
-            if ((await q.value(dialect.selectHeaderForAppend, [sessionId, runId])) === undefined) {
-              return E.left(notFound(places.run(sessionId, runId)))
-            }
-            const rows = (await q.value(dialect.countEvents, [sessionId, runId])) as number
-            if (!(await ledgerIsWhole(q, sessionId, runId, rows))) {
-              const problem = (await readLedger(q, sessionId, runId)).problem
-              if (problem !== null) return E.left(ledgerUnreadable(at, problem))
-            }
-            if (options.expectedHighWater !== undefined && options.expectedHighWater !== rows) {
-              return E.left(highWaterConflict(at, options.expectedHighWater, rows))
-            }
-            // A row id the ledger already holds is a refusal, not an error: nothing is inserted.
-            const inserted = await dialect.insertEvent(q, [sessionId, runId, rows + 1, event.id, row.right])
-            if (inserted === 0)
-              return E.left(invalidRecord('RuntimeEvent', 'the ledger already holds a row with this id'))
-            verified.set(`${sessionId}\u0000${runId}`, rows + 1)
-            return E.right({ highWater: rows + 1 })
-          })
+          return appendChecked(db, sessionId, runId, event.id, row.right, options.expectedHighWater)
         },
       ),
     read: (sessionId, runId) =>
