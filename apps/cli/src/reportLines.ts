@@ -31,10 +31,17 @@ const historySize = (c: Continuation | ContinuationOutline): { readonly all: num
  */
 export const planLines = (plan: ContinuationPlan | OutlinedPlan, style: Style): ReadonlyArray<string> => {
   const lines: Array<string> = []
+  // A plan that stopped before it chose a run (the flag is off, another process owns the session…)
+  // says so, rather than "no source run" of a session that has runs; a run whose ledger was never
+  // read has no high-water to show.
   const boundary =
     plan.sourceRunId === null
-      ? 'no source run'
-      : `source run ${plan.sourceRunId} at high-water ${plan.sourceRuntimeEventHighWater ?? '?'}`
+      ? plan.rejectionReasons.includes('resume_candidate_missing')
+        ? 'no run to resume'
+        : 'stopped before choosing a run'
+      : plan.sourceRuntimeEventHighWater === null
+        ? `source run ${plan.sourceRunId}`
+        : `source run ${plan.sourceRunId} at high-water ${plan.sourceRuntimeEventHighWater}`
   if (plan.disposition === 'continue' && plan.continuation !== undefined) {
     const c = plan.continuation
     lines.push(`${style.green('continue')} — ${boundary}`)

@@ -10,6 +10,7 @@ import { type StorePorts } from '@maka/stores'
 import { makeFileStores } from '@maka/store-jsonl'
 import { errnoCode } from '@maka/stores'
 import { BadInputError, StoreUnavailableError } from './ExitCode.js'
+import { POSTGRES_DRIVER, SQLITE_DRIVER, loadOptional } from './optionalPackage.js'
 
 /**
  * A parsed store choice.
@@ -76,7 +77,8 @@ export const describeStore = (spec: StoreSpec): string =>
  * @category constructors
  */
 export const openPostgresStores = async (url: string): Promise<StorePorts> => {
-  const adapter = await import('@maka/store-postgres')
+  // The adapter imports its driver when it loads, so a missing `pg` shows here too.
+  const adapter = await loadOptional(POSTGRES_DRIVER, () => import('@maka/store-postgres'))
   let stores: Awaited<ReturnType<typeof adapter.openPostgresStores>>
   try {
     stores = adapter.openPostgresStores(url)
@@ -125,7 +127,8 @@ export const openChosenStores = async (spec: StoreSpec, options: { readonly crea
     case 'jsonl':
       return makeFileStores(spec.dir)
     case 'sqlite': {
-      const { openSqliteStores } = await import('@maka/store-sqlite')
+      // The adapter imports better-sqlite3 when it loads: a missing driver fails the import.
+      const { openSqliteStores } = await loadOptional(SQLITE_DRIVER, () => import('@maka/store-sqlite'))
       return openSqliteStores(spec.file, { create: options.create })
     }
     case 'postgres':

@@ -154,18 +154,22 @@ describe('maka with an openai-compatible endpoint', () => {
       async (_what, failureClass, url, detail, extra) => {
         const baseUrl = await url()
         const { dataDir, workspace } = await scratch()
-        const result = await maka([
-          'run',
-          '--data-dir',
-          dataDir,
-          '--session',
-          'f',
-          '--cwd',
-          workspace,
-          ...openai({ baseUrl }),
-          ...extra,
-          'hello',
-        ])
+        // One try: what a failure is recorded as, before any retry (see 'when a failure may pass on a later try').
+        const result = await maka(
+          [
+            'run',
+            '--data-dir',
+            dataDir,
+            '--session',
+            'f',
+            '--cwd',
+            workspace,
+            ...openai({ baseUrl }),
+            ...extra,
+            'hello',
+          ],
+          { MAKA_PROVIDER_MAX_ATTEMPTS: '1' },
+        )
         expect(result.code, result.stderr).toBe(1)
         const { header, rows } = await onlyRun(dataDir, 'f')
         const terminal = rows[rows.length - 1]
@@ -184,13 +188,132 @@ describe('maka with an openai-compatible endpoint', () => {
     )
   })
 
+  describe('when a failure may pass on a later try', () => {
+    // Short waits, so a test spends milliseconds between tries rather than seconds.
+    const quick = { MAKA_PROVIDER_RETRY_BASE_MS: '10' }
+    const run = (double: EndpointDouble, session: string, dirs: { dataDir: string; workspace: string }, env = {}) =>
+      maka(
+        ['run', '--data-dir', dirs.dataDir, '--session', session, '--cwd', dirs.workspace, ...openai(double), 'hello'],
+        { ...quick, ...env },
+      )
+    const modelTexts = (rows: ReadonlyArray<Record<string, unknown>>) =>
+      rows.flatMap((r) => {
+        const content = r['content'] as { kind?: string; text?: string } | undefined
+        return r['role'] === 'model' && content?.kind === 'text' ? [content.text] : []
+      })
+
+    it('waits out a 429 with Retry-After, says so on stderr, and sends the same request again', async () => {
+      const double = await endpoint({ status: 429, retryAfter: '1' }, { text: 'Hello there.' })
+      const dirs = await scratch()
+      const result = await run(double, 'r429', dirs)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stderr.split('\n').filter((l) => l !== '')).toEqual([
+        'maka: The model endpoint is limiting the rate of requests (HTTP 429). Trying again in 1 s (try 2 of 5).',
+      ])
+      expect(double.requests).toHaveLength(2)
+      expect(double.requests[1]).toEqual(double.requests[0])
+      expect(messagesOf(double.requests[1]).filter((m) => m.role === 'user')).toHaveLength(1)
+      const { rows } = await onlyRun(dirs.dataDir, 'r429')
+      expect(modelTexts(rows)).toEqual(['Hello there.'])
+    })
+
+    it('gives up on 500 after the last try, naming the status and the next step, and maka resume then continues', async () => {
+      const double = await endpoint({ status: 500 }, { status: 500 }, { status: 500 }, { text: 'Back again.' })
+      const dirs = await scratch()
+      const result = await run(double, 'r500', dirs, { MAKA_PROVIDER_MAX_ATTEMPTS: '3' })
+      expect(result.code, result.stderr).toBe(1)
+      const lines = result.stderr.split('\n').filter((l) => l !== '')
+      expect(lines.slice(0, 2)).toEqual([
+        expect.stringMatching(/^maka: The model endpoint answered HTTP 500\. Trying again in .+ \(try 2 of 3\)\.$/),
+        expect.stringMatching(/^maka: The model endpoint answered HTTP 500\. Trying again in .+ \(try 3 of 3\)\.$/),
+      ])
+      expect(lines.at(-1)).toBe(
+        'maka: The model endpoint answered HTTP 500. Gave up after 3 tries. Run `maka resume --session r500` to try again later.',
+      )
+      expect(double.requests).toHaveLength(3)
+      const { rows } = await onlyRun(dirs.dataDir, 'r500')
+      expect(rows.at(-1)).toMatchObject({
+        content: { kind: 'error', code: 'provider_http_error' },
+        actions: { stateDelta: { httpStatus: 500, providerAttempts: 3 } },
+      })
+      expect(result.stderr + result.stdout + JSON.stringify(rows)).not.toContain(ECHOED_BODY)
+
+      const resumed = await maka(['resume', '--data-dir', dirs.dataDir, '--session', 'r500'], quick)
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(messagesOf(double.requests[3]).map((m) => m.role)).toEqual(['system', 'user'])
+    })
+
+    it('tells a 429 that outlasts the tries apart from a 500', async () => {
+      const double = await endpoint({ status: 429 }, { status: 429 })
+      const dirs = await scratch()
+      const result = await run(double, 'r429x', dirs, { MAKA_PROVIDER_MAX_ATTEMPTS: '2' })
+      expect(result.code, result.stderr).toBe(1)
+      expect(
+        result.stderr
+          .split('\n')
+          .filter((l) => l !== '')
+          .at(-1),
+      ).toBe(
+        'maka: The model endpoint is limiting the rate of requests (HTTP 429). Gave up after 2 tries. Run `maka resume --session r429x` to try again later.',
+      )
+    })
+
+    it.each<[string, Answer, Record<string, string>]>([
+      ['a stalled stream', { stall: true }, { MAKA_PROVIDER_TIMEOUT_MS: '300' }],
+      ['a stream dropped mid-answer', { drop: true }, {}],
+    ])('tries again after %s and commits only the whole answer', async (_what, failing, env) => {
+      const double = await endpoint(failing, { text: 'Whole answer.' })
+      const dirs = await scratch()
+      const result = await run(double, 's', dirs, env)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stderr).toMatch(/Trying again in .+ \(try 2 of 5\)\.$/m)
+      expect(double.requests).toHaveLength(2)
+      expect(double.requests[1]).toEqual(double.requests[0])
+      const { rows } = await onlyRun(dirs.dataDir, 's')
+      expect(modelTexts(rows)).toEqual(['Whole answer.'])
+    })
+
+    it('never runs a tool again: after a dropped stream only the failed step is sent again, unchanged', async () => {
+      const double = await endpoint(
+        { toolCall: { id: 'call-t', name: 'list_dir', args: '{"path":"."}' } },
+        { drop: true },
+        { text: 'One file.' },
+      )
+      const dirs = await scratch()
+      const result = await run(double, 't', dirs)
+      expect(result.code, result.stderr).toBe(0)
+      expect(double.requests).toHaveLength(3)
+      expect(double.requests[2]).toEqual(double.requests[1])
+      expect(messagesOf(double.requests[2]).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool'])
+      const { rows } = await onlyRun(dirs.dataDir, 't')
+      const kinds = rows.map((r) => (r['content'] as { kind?: string } | undefined)?.kind)
+      expect(kinds.filter((k) => k === 'function_call')).toHaveLength(1)
+      expect(kinds.filter((k) => k === 'function_response')).toHaveLength(1)
+    })
+  })
+
+  describe('when the stream holds a chunk that is not JSON', () => {
+    it('fails with one stderr line of its own: the client library prints nothing, whatever OPENAI_LOG says', async () => {
+      const double = await endpoint({ malformed: true })
+      const dirs = await scratch()
+      const result = await maka(
+        ['run', '--data-dir', dirs.dataDir, '--session', 'm', '--cwd', dirs.workspace, ...openai(double), 'hello'],
+        { OPENAI_LOG: 'debug' },
+      )
+      expect(result.code, result.stderr).toBe(1)
+      expect(result.stderr).toBe('maka: The model endpoint sent a chunk that is not valid JSON.\n')
+      expect(result.stdout).not.toContain(ECHOED_BODY)
+      expect(double.requests).toHaveLength(1)
+    })
+  })
+
   describe('when the timeout comes from MAKA_PROVIDER_TIMEOUT_MS', () => {
     it('ends a stalled stream as provider_timeout', async () => {
       const double = await endpoint({ stall: true })
       const { dataDir, workspace } = await scratch()
       const result = await maka(
         ['run', '--data-dir', dataDir, '--session', 'e', '--cwd', workspace, ...openai(double), 'hello'],
-        { MAKA_PROVIDER_TIMEOUT_MS: '300' },
+        { MAKA_PROVIDER_TIMEOUT_MS: '300', MAKA_PROVIDER_MAX_ATTEMPTS: '1' },
       )
       expect(result.code, result.stderr).toBe(1)
       const { header } = await onlyRun(dataDir, 'e')

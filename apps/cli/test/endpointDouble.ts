@@ -1,8 +1,9 @@
 /**
  * Test support: a loopback OpenAI-compatible chat endpoint (127.0.0.1, a random port, node:http).
  * Each request takes the next scripted answer — streamed text, a streamed tool call, a plain-JSON
- * completion, an HTTP error, a dropped connection or a stall — and every request body is kept, so a
- * test can assert what the model was sent.
+ * completion, an HTTP error (with a `Retry-After` if given), a dropped connection, a stall or a
+ * stream with a chunk that is not JSON — and every request body is kept, so a test can assert what
+ * the model was sent.
  */
 import { createServer, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -12,9 +13,10 @@ export type Answer =
   | { readonly text: string }
   | { readonly toolCall: { readonly id: string; readonly name: string; readonly args: string } }
   | { readonly json: { readonly text?: string; readonly toolCall?: { readonly name: string; readonly args: string } } }
-  | { readonly status: number }
+  | { readonly status: number; readonly retryAfter?: string }
   | { readonly drop: true }
   | { readonly stall: true }
+  | { readonly malformed: true }
 
 /** The marker an HTTP error body carries; it must never reach a ledger or a terminal. */
 export const ECHOED_BODY = 'ECHOED-BODY-5e1d'
@@ -81,11 +83,19 @@ const answer = (res: ServerResponse, a: Answer): void => {
       }),
     )
   } else if ('status' in a) {
-    res.writeHead(a.status, { 'content-type': 'application/json' })
+    res.writeHead(a.status, {
+      'content-type': 'application/json',
+      ...(a.retryAfter === undefined ? {} : { 'retry-after': a.retryAfter }),
+    })
     res.end(JSON.stringify({ error: { message: `rejected: ${ECHOED_BODY}` } }))
   } else if ('drop' in a) {
     sse(res, [chunk({ role: 'assistant', content: 'Half an ans' })], false)
     setTimeout(() => res.socket?.destroy(), 50)
+  } else if ('malformed' in a) {
+    // A chunk that is not JSON, echoing the marker as a broken proxy would echo the prompt.
+    sse(res, [chunk({ role: 'assistant', content: 'Hal' })], false)
+    res.write(`data: {"choices": [${ECHOED_BODY}\n\n`)
+    res.end('data: [DONE]\n\n')
   } else {
     sse(res, [chunk({ role: 'assistant', content: 'Thinking' })], false)
   }

@@ -33,6 +33,8 @@ export type TurnResult =
       readonly failureClass?: string
       /** The failure's human sentence (secret-free, as in the terminal event). */
       readonly failureMessage?: string
+      /** The model failed in a way a later try may not and its retries ran out: a later resume may pass. */
+      readonly retryLater?: true
     }
   | {
       readonly _tag: 'Refused'
@@ -92,6 +94,8 @@ export type ContinuationResult =
       readonly failureClass?: string
       /** The failure's human sentence (secret-free, as in the terminal event). */
       readonly failureMessage?: string
+      /** The model failed in a way a later try may not and its retries ran out: a later resume may pass. */
+      readonly retryLater?: true
     }
 
 /**

@@ -6,7 +6,7 @@
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import type { HostInspector } from '@maka/host-inspector'
 import type { Continuation } from '@maka/planner'
-import type { ModelProvider } from '@maka/providers'
+import type { ModelProvider, ProviderErrorCode } from '@maka/providers'
 import type { StorePorts } from '@maka/stores'
 import type { Tool } from '@maka/tools'
 import type * as E from 'fp-ts/lib/Either.js'
@@ -96,6 +96,24 @@ export interface LifecycleSink {
 export interface RunObserver {
   onEvent?(event: RuntimeEvent): void
   onTextDelta?(runId: string, text: string): void
+  /** A model step failed and is about to be tried again after `retry.delayMs`. */
+  onRetry?(retry: StepRetry): void
+}
+
+/**
+ * A failed model step about to be tried again, for a host to say so (the text it streamed so far
+ * will be streamed again). `message` is the failure's secret-free sentence.
+ * @category models
+ */
+export interface StepRetry {
+  readonly runId: string
+  /** The try about to start (2 for the first retry). */
+  readonly attempt: number
+  readonly maxAttempts: number
+  readonly delayMs: number
+  readonly code: ProviderErrorCode
+  readonly status?: number
+  readonly message: string
 }
 
 /**

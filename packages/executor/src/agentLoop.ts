@@ -1,7 +1,10 @@
 /**
  * The model/tool loop shared by normal turns and continuations. A tool's implementation starts
  * only after its `function_call` row is committed, and its `function_response` row is appended when
- * it ends — so after a crash the ledger says exactly which calls may have had effects.
+ * it ends — so after a crash the ledger says exactly which calls may have had effects. A model step
+ * that failed in a way a later try may not (a rate limit, a server error, a stall, a dropped
+ * stream) is tried again under the provider's retry policy, from the last committed row: the same
+ * history is sent again, so no user message is repeated and no tool runs again.
  */
 import {
   NonEmptyString,
@@ -14,6 +17,9 @@ import { processIdentity } from '@maka/host-inspector'
 import {
   type ModelProvider,
   type ProviderFailure,
+  type RetryDecision,
+  NO_RETRY,
+  decideRetry,
   failureClassOfProviderFailure,
   materializeHistory,
   providerFailure,
@@ -21,7 +27,7 @@ import {
 import { type ShellRunRecorder, type Tool, type ToolOutcome, shellRunDirOf } from '@maka/tools'
 import { appendToolResponse, runJournaledCall } from './journaledCall.js'
 import { authorise } from './toolPermission.js'
-import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver } from './RuntimeDeps.js'
+import type { CrashPoint, PermissionMode, PermissionQuestion, RunObserver, StepRetry } from './RuntimeDeps.js'
 import { notifyObserver, type RunWriteFailure, type RunWriter } from './runWriter.js'
 import type { StoreError, StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
@@ -37,8 +43,10 @@ export type LoopOutcome =
       readonly _tag: 'Failed'
       readonly failureClass: string
       readonly message: string
-      /** Secret-free facts recorded in the terminal event's `stateDelta` (e.g. `httpStatus`). */
+      /** Secret-free facts recorded in the terminal event's `stateDelta` (e.g. `httpStatus`, `providerAttempts`). */
       readonly detail?: Readonly<Record<string, number>>
+      /** The model step failed in a way a later try may not, and its retries ran out: resuming later may pass. */
+      readonly retryLater?: true
     }
   /** The host cancelled the run (Ctrl+C): every committed tool call has its response. */
   | { readonly _tag: 'Cancelled' }
@@ -123,6 +131,86 @@ const runStep = async (input: LoopInput): Promise<E.Either<ProviderFailure, Step
   return E.right({ text, toolCalls, usage })
 }
 
+// Resolves true after `ms`, or false as soon as the run is cancelled.
+const pause = (ms: number, signal: AbortSignal | undefined): Promise<boolean> =>
+  new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve(false)
+    const onAbort = (): void => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+
+interface SteppedWithRetries {
+  readonly stepped: E.Either<ProviderFailure, StepResult> | 'threw'
+  readonly attempts: number
+  readonly gaveUp?: Extract<RetryDecision, { _tag: 'GiveUp' }>['reason']
+}
+
+// Tries a model step until it succeeds, fails for good, or the policy gives up. A step is tried
+// again only when nothing of it was committed: every try then sends the same history, materialized
+// from the same committed rows (today a step commits nothing until it has succeeded; the check keeps
+// it so if a step ever commits as it streams).
+const runStepWithRetries = async (input: LoopInput): Promise<SteppedWithRetries> => {
+  const policy = input.provider.retry ?? NO_RETRY
+  let attempts = 0
+  let waitedMs = 0
+  for (;;) {
+    const committedBefore = input.writer.nextRow()
+    attempts += 1
+    const stepped = await runStep(input).catch(() => 'threw' as const)
+    if (stepped === 'threw' || E.isRight(stepped) || input.signal?.aborted === true) return { stepped, attempts }
+    if (input.writer.nextRow() !== committedBefore) return { stepped, attempts }
+    const decision = decideRetry(policy, stepped.left, { attempts, waitedMs }, Math.random())
+    if (decision._tag === 'GiveUp') return { stepped, attempts, gaveUp: decision.reason }
+    const failure = stepped.left
+    const retry: StepRetry = {
+      runId: input.writer.header().runId,
+      attempt: attempts + 1,
+      maxAttempts: policy.maxAttempts,
+      delayMs: decision.delayMs,
+      code: failure.code,
+      ...(failure.status === undefined ? {} : { status: failure.status }),
+      message: failure.message,
+    }
+    notifyObserver(() => input.observer?.onRetry?.(retry))
+    // A cancel during the wait is seen by the caller as a cancelled run.
+    if (!(await pause(decision.delayMs, input.signal))) return { stepped, attempts }
+    waitedMs += decision.delayMs
+  }
+}
+
+// The failure's sentence, and how many tries it took when there was more than one.
+const failedStep = (failure: ProviderFailure, attempts: number, gaveUp: SteppedWithRetries['gaveUp']): LoopOutcome => {
+  // A remote provider's sentence is written to be secret-free (no prompt, body or key); a
+  // scripted error's text is the script's own and stays out of the ledger.
+  const sentence = failure.code === 'scripted_error' ? 'The model call failed (scripted_error).' : failure.message
+  const retried = gaveUp !== undefined && gaveUp !== 'not_transient'
+  const waitAsked = Math.ceil((failure.retryAfterMs ?? 0) / 1_000)
+  const tries =
+    gaveUp === 'retry_after_too_long'
+      ? ` It asked to wait ${waitAsked} s, longer than the retries may wait${attempts > 1 ? ` after ${attempts} tries` : ''}.`
+      : retried && attempts > 1
+        ? ` Gave up after ${attempts} tries.`
+        : ''
+  const detail = {
+    ...(failure.status === undefined ? {} : { httpStatus: failure.status }),
+    ...(attempts > 1 ? { providerAttempts: attempts } : {}),
+  }
+  return {
+    _tag: 'Failed',
+    failureClass: failureClassOfProviderFailure(failure),
+    message: `${sentence}${tries}`,
+    ...(Object.keys(detail).length === 0 ? {} : { detail }),
+    ...(retried ? { retryLater: true as const } : {}),
+  }
+}
+
 // A provider's count, rounded and never negative. An infinite one is refused by the store's row
 // check on append, as it always was.
 const tokenCount = (n: number) => makeNonNegativeIntUnsafe(Math.max(0, Math.round(n)))
@@ -189,23 +277,13 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
     if (cancelled()) return E.right({ _tag: 'Cancelled' })
     // A provider reports its failures as a `failed` chunk; a throw out of its stream is a bug in it
     // (or in a host's own provider), which still ends the run as a failed model call.
-    const stepped = await runStep(input).catch(() => 'threw' as const)
+    const { stepped, attempts, gaveUp } = await runStepWithRetries(input)
     // Whatever the provider reported once we aborted it, the cause is the cancel.
     if ((stepped === 'threw' || E.isLeft(stepped)) && cancelled()) return E.right({ _tag: 'Cancelled' })
     if (stepped === 'threw') {
       return E.right({ _tag: 'Failed', failureClass: 'provider_error', message: 'The model call failed.' })
     }
-    if (E.isLeft(stepped)) {
-      const failure = stepped.left
-      return E.right({
-        _tag: 'Failed',
-        failureClass: failureClassOfProviderFailure(failure),
-        // A remote provider's sentence is written to be secret-free (no prompt, body or key); a
-        // scripted error's text is the script's own and stays out of the ledger.
-        message: failure.code === 'scripted_error' ? 'The model call failed (scripted_error).' : failure.message,
-        ...(failure.status === undefined ? {} : { detail: { httpStatus: failure.status } }),
-      })
-    }
+    if (E.isLeft(stepped)) return E.right(failedStep(stepped.left, attempts, gaveUp))
     const result = stepped.right
     const usage = result.usage
     if (result.text.length > 0 || result.toolCalls.length === 0) {

@@ -40,10 +40,14 @@ export const failureClassOfOutcome = (outcome: LoopOutcome): string | undefined 
  * What a Finished result says of a run that did not complete: its class, and the failure's sentence.
  * @category constructors
  */
-export const failureOf = (outcome: LoopOutcome): { failureClass?: string; failureMessage?: string } => {
+export const failureOf = (
+  outcome: LoopOutcome,
+): { failureClass?: string; failureMessage?: string; retryLater?: true } => {
   const failureClass = failureClassOfOutcome(outcome)
   if (failureClass === undefined) return {}
-  return outcome._tag === 'Failed' ? { failureClass, failureMessage: outcome.message } : { failureClass }
+  return outcome._tag === 'Failed'
+    ? { failureClass, failureMessage: outcome.message, ...(outcome.retryLater === true ? { retryLater: true } : {}) }
+    : { failureClass }
 }
 
 /**

@@ -10,6 +10,7 @@ export {
   type LifecycleEvent,
   type LifecycleSink,
   type RunObserver,
+  type StepRetry,
   type PermissionQuestion,
   type RuntimeDeps,
   type ProviderRun,

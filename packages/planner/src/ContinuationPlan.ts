@@ -1,7 +1,7 @@
 /**
- * The plan the planner returns, field for field as `planner.md` fixes it. It is plain JSON data —
- * no class instances, no functions, no `undefined` values — so hosts can print, persist and compare
- * it, and planning the same input twice gives deep-equal plans.
+ * The plan the planner returns, field for field as docs/contract.md §2 ("The plan") fixes it. It is
+ * plain JSON data — no class instances, no functions, no `undefined` values — so hosts can print,
+ * persist and compare it, and planning the same input twice gives deep-equal plans.
  */
 import type {
   NonEmptyString,
@@ -276,7 +276,7 @@ export const materializePlan = (
   const { replay, safetySnapshot, settlementPlan, ...fields } = continuation
   const segments = replay.map((segment) => segmentEvents(segment, rowsOf(segment.runId)))
   const sourceRuntimeContext = segments.at(-1) ?? []
-  // The keys keep planner.md's order: the histories stand between the boundary and the snapshot.
+  // The keys keep the contract's order (docs/contract.md §2): the histories stand between the boundary and the snapshot.
   return {
     ...rest,
     continuation: {

@@ -67,7 +67,22 @@ export interface ModelProvider {
   readonly modelId: string
   /** The endpoint a remote provider talks to (recorded in the run header so a resume can reach it again). */
   readonly baseUrl?: string
+  /** How the run loop tries a failed step again (`RetryPolicy.ts`); none: never. */
+  readonly retry?: RetryPolicy
   stream(request: ProviderRequest): AsyncIterable<ProviderChunk>
+}
+
+/**
+ * How a provider's failed steps are tried again. `maxAttempts` counts every try of one step (1: never
+ * again); `maxWaitMs` bounds all the waits of one step together; one computed wait is at most
+ * `maxDelayMs`.
+ * @category models
+ */
+export interface RetryPolicy {
+  readonly maxAttempts: number
+  readonly baseDelayMs: number
+  readonly maxDelayMs: number
+  readonly maxWaitMs: number
 }
 
 /**
@@ -94,17 +109,25 @@ export interface ProviderFailure {
   readonly code: ProviderErrorCode
   readonly message: string
   readonly status?: number
+  /** How long the endpoint asked to wait before the next try (its `Retry-After`), in ms. */
+  readonly retryAfterMs?: number
 }
 
 /**
  * Builds a `ProviderFailure`.
  * @category constructors
  */
-export const providerFailure = (code: ProviderErrorCode, message: string, status?: number): ProviderFailure => ({
+export const providerFailure = (
+  code: ProviderErrorCode,
+  message: string,
+  status?: number,
+  retryAfterMs?: number,
+): ProviderFailure => ({
   _tag: 'ProviderFailure',
   code,
   message,
   ...(status === undefined ? {} : { status }),
+  ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
 })
 
 /**

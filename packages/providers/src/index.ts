@@ -12,9 +12,19 @@ export {
   type ModelProvider,
   type ProviderErrorCode,
   type ProviderFailure,
+  type RetryPolicy,
   providerFailure,
   failureClassOfProviderFailure,
 } from './ModelProvider.js'
+export {
+  type RetryDecision,
+  DEFAULT_RETRY_POLICY,
+  NO_RETRY,
+  isTransientFailure,
+  decideRetry,
+  parseRetryAfter,
+  readRetryPolicy,
+} from './RetryPolicy.js'
 export { materializeHistory } from './materializeHistory.js'
 export {
   TextStep,

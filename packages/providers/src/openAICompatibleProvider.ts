@@ -3,9 +3,14 @@
  * official `openai` SDK. Two promises shape it: a failing endpoint fails fast and never hangs a run
  * (no SDK retries, a request timeout and a stall watchdog), and an error never carries the prompt,
  * the response body or the key (the SDK's own messages may quote the body, so they are never used).
+ * The SDK's logger is silenced, and the stream is read here (eventsource-parser) rather than by the
+ * SDK's reader, which prints a malformed chunk's raw body to stderr behind the host's back. Which
+ * failures the run loop tries again is the provider's `retry` policy.
  */
+import { createParser } from 'eventsource-parser'
 import type * as OpenAISdkModule from 'openai'
 import type OpenAI from 'openai'
+import type { ClientOptions } from 'openai'
 import type {
   ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
@@ -19,9 +24,11 @@ import {
   type ProviderFailure,
   type ProviderMessage,
   type ProviderRequest,
+  type RetryPolicy,
   type ToolSpec,
   providerFailure,
 } from './ModelProvider.js'
+import { DEFAULT_RETRY_POLICY, parseRetryAfter } from './RetryPolicy.js'
 
 type OpenAISdk = typeof OpenAISdkModule
 
@@ -35,8 +42,15 @@ export interface OpenAICompatibleProviderOptions {
   readonly apiKey?: string
   readonly model: string
   readonly timeoutMs?: number
+  /** How the run loop tries a failed step again; `DEFAULT_RETRY_POLICY` when left out. */
+  readonly retry?: RetryPolicy
   readonly fetch?: typeof fetch
 }
+
+// The SDK logs a chunk it cannot parse with the chunk's raw text (which may echo the prompt) and, at
+// other levels, request details; nothing of it may reach the host's stderr or a log.
+const silent = (): void => undefined
+const silentLogger: NonNullable<ClientOptions['logger']> = { error: silent, warn: silent, info: silent, debug: silent }
 
 /**
  * The timeout used when none is given.
@@ -63,6 +77,9 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
         timeout: timeoutMs,
         // A retry would resend the whole prompt and multiply the wait; the run loop decides what to do.
         maxRetries: 0,
+        // Both, so OPENAI_LOG in the environment cannot turn it back on.
+        logLevel: 'off',
+        logger: silentLogger,
         ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
       }),
     }))
@@ -99,9 +116,11 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       const connected = await connect()
       sdk = connected.sdk
       armWatchdog()
-      const { data: chunks, response } = await connected.client.chat.completions
+      // The raw response: the SDK still sends the request and turns an error status into its error,
+      // but the body is read here.
+      const response = await connected.client.chat.completions
         .create(toRequestBody(options.model, request), { signal: controller.signal })
-        .withResponse()
+        .asResponse()
       answering = true
       // Some servers ignore `stream: true` and answer with one JSON chat completion. Read as SSE it
       // would yield nothing and pass for an empty, finished answer — dropping any tool call in it.
@@ -114,7 +133,8 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
       const toolCalls = new Map<number, PartialToolCall>()
       let usage: ProviderChunk | undefined
       let finished = false
-      for await (const chunk of chunks) {
+      // Any byte, a keep-alive comment included, shows the server is still there.
+      for await (const chunk of streamedChunks(response, armWatchdog)) {
         clearTimeout(watchdog)
         if (chunk.usage != null) {
           usage = { type: 'usage', input: chunk.usage.prompt_tokens, output: chunk.usage.completion_tokens }
@@ -128,8 +148,7 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
         }
         armWatchdog()
       }
-      // The SDK ends the iteration quietly when its signal aborts, which would pass a cut-off
-      // answer off as a whole one.
+      // An abort ends the body early; a cut-off answer is never passed off as a whole one.
       if (controller.signal.aborted) throw new StepFailed(fail(undefined))
       clearTimeout(watchdog)
       // A stream that closes without a finish reason was cut off: its text and tool calls may be
@@ -149,7 +168,13 @@ export const makeOpenAICompatibleProvider = (options: OpenAICompatibleProviderOp
     }
   }
 
-  return { providerId: 'openai-compatible', modelId: options.model, baseUrl: options.baseUrl, stream }
+  return {
+    providerId: 'openai-compatible',
+    modelId: options.model,
+    baseUrl: options.baseUrl,
+    retry: options.retry ?? DEFAULT_RETRY_POLICY,
+    stream,
+  }
 }
 
 // -------------------------------------------------------------------------------------
@@ -244,6 +269,36 @@ const completeToolCalls = (calls: ReadonlyMap<number, PartialToolCall>): Readonl
       return { type: 'tool_call', id: call.id, name: call.name, args: parseArgs(call.args) }
     })
 
+// The server-sent events of a streamed answer, each a chat completion chunk, up to `[DONE]`. A chunk
+// that is not JSON is a SyntaxError (a protocol error); an `error` object in the stream is the
+// endpoint's own failure. Nothing is logged: the chunk may echo the prompt. `onBytes` is called for
+// every piece of the body that arrives, whole events or not.
+async function* streamedChunks(
+  response: Response,
+  onBytes: () => void,
+): AsyncGenerator<ChatCompletionChunk, void, undefined> {
+  const events: Array<string> = []
+  const parser = createParser({ onEvent: (event) => events.push(event.data) })
+  const decoder = new TextDecoder()
+  const body = response.body
+  if (body === null) return
+  for await (const bytes of body as AsyncIterable<Uint8Array>) {
+    onBytes()
+    parser.feed(decoder.decode(bytes, { stream: true }))
+    for (let data = events.shift(); data !== undefined; data = events.shift()) {
+      if (data.startsWith('[DONE]')) return
+      const parsed: unknown = JSON.parse(data)
+      if (isRecord(parsed) && parsed['error'] != null) {
+        throw stepFailed('stream_error', 'The model endpoint reported an error in the stream.')
+      }
+      if (!isRecord(parsed) || !Array.isArray(parsed['choices'])) {
+        throw stepFailed('bad_response', 'The model endpoint sent a chunk that is not a chat completion chunk.')
+      }
+      yield parsed as unknown as ChatCompletionChunk
+    }
+  }
+}
+
 const isJsonResponse = (response: Response): boolean =>
   /^application\/(?:[\w.+-]+\+)?json\b/i.test(response.headers.get('content-type') ?? '')
 
@@ -325,6 +380,21 @@ class StepFailed extends Error {
 const stepFailed = (code: ProviderErrorCode, message: string): StepFailed =>
   new StepFailed(providerFailure(code, message))
 
+const httpErrorSentence = (status: number): string =>
+  status === 401 || status === 403
+    ? `The model endpoint refused the credentials (HTTP ${status}).`
+    : status === 429
+      ? 'The model endpoint is limiting the rate of requests (HTTP 429).'
+      : `The model endpoint answered HTTP ${status}.`
+
+const retryAfterOf = (headers: Headers | undefined): number | undefined =>
+  headers === undefined
+    ? undefined
+    : parseRetryAfter(
+        { retryAfter: headers.get('retry-after'), retryAfterMs: headers.get('retry-after-ms') },
+        Date.now(),
+      )
+
 // Order matters: the caller's abort wins over everything, and our watchdog's abort looks like a
 // user abort to the SDK.
 const toProviderFailure = (
@@ -347,10 +417,9 @@ const toProviderFailure = (
     // The status alone: the body may echo the prompt.
     return providerFailure(
       'http_error',
-      cause.status === 401 || cause.status === 403
-        ? `The model endpoint refused the credentials (HTTP ${cause.status}).`
-        : `The model endpoint answered HTTP ${cause.status}.`,
+      httpErrorSentence(cause.status),
       cause.status,
+      retryAfterOf(cause.headers as Headers | undefined),
     )
   }
   if (cause instanceof APIError) {

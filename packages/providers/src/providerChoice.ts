@@ -11,7 +11,8 @@ import * as E from 'fp-ts/lib/Either.js'
 import { pipe } from 'fp-ts/lib/function.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import type { AgentRun } from '@maka/events'
-import type { ModelProvider } from './ModelProvider.js'
+import type { ModelProvider, RetryPolicy } from './ModelProvider.js'
+import { readRetryPolicy } from './RetryPolicy.js'
 import { DEFAULT_PROVIDER_TIMEOUT_MS, makeOpenAICompatibleProvider } from './openAICompatibleProvider.js'
 import { type ScriptStep, parseScript } from './ScriptStep.js'
 import { makeScriptedProvider } from './scriptedProvider.js'
@@ -42,6 +43,8 @@ export type ProviderChoice =
       readonly model: string
       readonly apiKey: string
       readonly timeoutMs: number
+      /** From `MAKA_PROVIDER_MAX_ATTEMPTS`, `MAKA_PROVIDER_RETRY_BASE_MS`, `MAKA_PROVIDER_RETRY_MAX_WAIT_MS`. */
+      readonly retry?: RetryPolicy
     }
 
 // setTimeout's ceiling; a larger value would fire at once.
@@ -109,6 +112,8 @@ const readChoice = async (
     if (E.isLeft(baseUrl)) return baseUrl
     const timeoutMs = readTimeout(flags, env)
     if (E.isLeft(timeoutMs)) return timeoutMs
+    const retry = readRetryPolicy(env)
+    if (E.isLeft(retry)) return retry
     const apiKey = env['MAKA_API_KEY']
     // Fail before anything is written rather than on the first request; a keyless local server
     // takes any value.
@@ -117,7 +122,14 @@ const readChoice = async (
         providerChoiceError('The openai-compatible provider needs MAKA_API_KEY (any value for a server without keys).'),
       )
     }
-    return E.right({ kind: 'openai-compatible', baseUrl: baseUrl.right, model, apiKey, timeoutMs: timeoutMs.right })
+    return E.right({
+      kind: 'openai-compatible',
+      baseUrl: baseUrl.right,
+      model,
+      apiKey,
+      timeoutMs: timeoutMs.right,
+      retry: retry.right,
+    })
   }
   if (flags.timeout !== undefined) {
     const timeoutMs = readTimeout(flags, env)
@@ -159,6 +171,7 @@ export const providerForRuns =
         model: choice.model,
         apiKey: choice.apiKey,
         timeoutMs: choice.timeoutMs,
+        ...(choice.retry === undefined ? {} : { retry: choice.retry }),
       })
     }
     return makeScriptedProvider({ steps: choice.steps ?? defaults[run.kind], toolCallIdPrefix: run.runId })

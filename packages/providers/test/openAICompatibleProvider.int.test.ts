@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
+  DEFAULT_RETRY_POLICY,
   failureClassOfProviderFailure,
+  isTransientFailure,
   makeOpenAICompatibleProvider,
   type ProviderFailure,
   type ModelProvider,
@@ -402,6 +404,33 @@ describe('openAICompatibleProvider', () => {
     })
   })
 
+  describe('when the stream sends keep-alive comments while the model thinks', () => {
+    it('counts any byte as the server being there, so it is not a stall', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        let pings = 0
+        const timer = setInterval(() => {
+          pings += 1
+          if (pings <= 20) {
+            res.write(': keep-alive\n\n')
+            return
+          }
+          clearInterval(timer)
+          sendSse(res, chunk({ content: 'Thought it through.' }))
+          sendSse(res, finishChunk())
+          res.end('data: [DONE]\n\n')
+        }, 100)
+        res.on('close', () => clearInterval(timer))
+      })
+      // No chunk for two seconds, twice the timeout, but never a byte-less gap near the timeout.
+      const chunks = await collect(
+        providerFor(baseUrl, { timeoutMs: 1_000 }),
+        requestWith([{ role: 'user', text: 'think' }]),
+      )
+      expect(chunks).toEqual([{ type: 'text_delta', text: 'Thought it through.' }])
+    })
+  })
+
   describe('when the caller aborts', () => {
     it('fails with aborted mid-stream rather than ending as if the answer were whole', async () => {
       const { baseUrl } = await startServer((_req, res) => {
@@ -505,6 +534,130 @@ describe('openAICompatibleProvider', () => {
       })
       const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
       expect(failureClassOfProviderFailure(error)).toBe('provider_connection_lost')
+    })
+  })
+
+  describe('when the endpoint limits the rate (HTTP 429)', () => {
+    const limited =
+      (headers: Record<string, string>): Handler =>
+      (_req, res) => {
+        res.writeHead(429, { 'content-type': 'application/json', ...headers })
+        res.end(JSON.stringify({ error: { message: `slow down ${SENTINEL}` } }))
+      }
+
+    it('fails with a sentence of its own, not the one of a 500, and carries Retry-After in seconds', async () => {
+      const { baseUrl } = await startServer(limited({ 'retry-after': '7' }))
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: SENTINEL }])))
+      expect(error).toMatchObject({ code: 'http_error', status: 429, retryAfterMs: 7_000 })
+      expect(error.message).toBe('The model endpoint is limiting the rate of requests (HTTP 429).')
+      expect(error.message).not.toContain(SENTINEL)
+      expect(isTransientFailure(error)).toBe(true)
+    })
+
+    it('reads a Retry-After given as an HTTP date', async () => {
+      const at = new Date(Date.now() + 60_000).toUTCString()
+      const { baseUrl } = await startServer(limited({ 'retry-after': at }))
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      // An HTTP date has whole seconds: the wait is within a second or two of the minute.
+      expect(error.retryAfterMs).toBeGreaterThan(57_000)
+      expect(error.retryAfterMs).toBeLessThanOrEqual(60_000)
+    })
+
+    it('has no retryAfterMs when the endpoint gives none', async () => {
+      const { baseUrl } = await startServer(limited({}))
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(error.status).toBe(429)
+      expect(error).not.toHaveProperty('retryAfterMs')
+    })
+  })
+
+  describe('when a streamed chunk is not JSON', () => {
+    it('fails as a protocol error and writes nothing to stderr or the console, whatever OPENAI_LOG says', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+        res.write(`data: {"choices": [${SENTINEL}\n\n`)
+        res.end('data: [DONE]\n\n')
+      })
+      const written: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+        written.push(String(text))
+        return true
+      })
+      const consoled = (['error', 'warn', 'info', 'debug', 'log'] as const).map((level) =>
+        vi.spyOn(console, level).mockImplementation((...args: Array<unknown>) => {
+          written.push(args.map(String).join(' '))
+        }),
+      )
+      vi.stubEnv('OPENAI_LOG', 'debug')
+      try {
+        const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+        expect(failureClassOfProviderFailure(error)).toBe('provider_protocol_error')
+      } finally {
+        vi.unstubAllEnvs()
+        stderr.mockRestore()
+        for (const spy of consoled) spy.mockRestore()
+      }
+      expect(written).toEqual([])
+    })
+  })
+
+  describe('when the stream carries an event of another API or an error object', () => {
+    const quietly = async (run: () => Promise<void>): Promise<ReadonlyArray<string>> => {
+      const written: Array<string> = []
+      const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((text) => {
+        written.push(String(text))
+        return true
+      })
+      const consoled = (['error', 'warn', 'info', 'debug', 'log'] as const).map((level) =>
+        vi.spyOn(console, level).mockImplementation((...args: Array<unknown>) => {
+          written.push(args.map(String).join(' '))
+        }),
+      )
+      try {
+        await run()
+      } finally {
+        stderr.mockRestore()
+        for (const spy of consoled) spy.mockRestore()
+      }
+      return written
+    }
+
+    it('fails a named event whose data is not JSON as a protocol error, printing nothing', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        res.write(`event: thread.message.delta\ndata: {"delta": ${SENTINEL}\n\n`)
+        res.end('data: [DONE]\n\n')
+      })
+      const written = await quietly(async () => {
+        const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+        expect(failureClassOfProviderFailure(error)).toBe('provider_protocol_error')
+      })
+      expect(written).toEqual([])
+    })
+
+    it('fails an error object in the stream as the endpoint’s error, without quoting it', async () => {
+      const { baseUrl } = await startServer((_req, res) => {
+        openSse(res)
+        sendSse(res, chunk({ content: 'Hel' }))
+        sendSse(res, { error: { message: `overloaded ${SENTINEL}` } })
+        res.end('data: [DONE]\n\n')
+      })
+      const error = await rejectionOf(collect(providerFor(baseUrl), requestWith([{ role: 'user', text: 'go' }])))
+      expect(error).toMatchObject({
+        code: 'stream_error',
+        message: 'The model endpoint reported an error in the stream.',
+      })
+      expect(JSON.stringify(error)).not.toContain(SENTINEL)
+    })
+  })
+
+  describe('its retry policy', () => {
+    it('is DEFAULT_RETRY_POLICY unless one is given', async () => {
+      const { baseUrl } = await startServer(sse(chunk({ content: 'ok' })))
+      expect(providerFor(baseUrl).retry).toEqual(DEFAULT_RETRY_POLICY)
+      const retry = { maxAttempts: 2, baseDelayMs: 5, maxDelayMs: 5, maxWaitMs: 10 }
+      expect(makeOpenAICompatibleProvider({ baseUrl, model: 'm', retry }).retry).toEqual(retry)
     })
   })
 

@@ -18,6 +18,7 @@ import {
   recreateScratchDatabase,
 } from '@maka/chaos'
 import type { StoreSpec } from '../storeChoice.js'
+import { SQLITE_DRIVER, loadOptional } from '../optionalPackage.js'
 
 /**
  * How the children of one chaos run reach their store, and how the checker reads it.
@@ -53,7 +54,7 @@ export const chaosStoreFor = (spec: StoreSpec | null): ChaosStore => {
       argsFor: (dataDir) => ['--data-dir', dataDir, '--store', storeOf(dataDir)],
       storeOf,
       snapshot: async (dataDir) => {
-        const { default: Database } = await import('better-sqlite3')
+        const { default: Database } = await loadOptional(SQLITE_DRIVER, () => import('better-sqlite3'))
         return readSqliteSnapshot(join(dataDir, SQLITE_FILE), (file, options) => new Database(file, options))
       },
     }

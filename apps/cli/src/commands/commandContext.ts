@@ -4,7 +4,7 @@
  */
 import { type StorePorts } from '@maka/stores'
 import { makeFileStores, nodeStoreFs, syncStoreFs } from '@maka/store-jsonl'
-import type { RunObserver, Runtime } from '@maka/executor'
+import type { RunObserver, Runtime, StepRetry } from '@maka/executor'
 import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../CommandFlags.js'
@@ -181,4 +181,23 @@ export const eventPrinter = (narrator: EventNarrator, json: boolean): RunObserve
     if (json) sayLine(eventJson(event, summary))
     else say(formatSummary(summary))
   },
+  // On stderr in both formats: stdout's JSON stream holds committed events only.
+  onRetry: (retry) => process.stderr.write(`${retryLine(retry)}\n`),
 })
+
+/**
+ * The stderr line of a model step about to be tried again: the failure's sentence (so a 429 reads
+ * differently from a 500), the wait and the try.
+ * @category constructors
+ */
+export const retryLine = (retry: StepRetry): string => {
+  const seconds = retry.delayMs < 1_000 ? 'under a second' : `${Math.round(retry.delayMs / 1_000)} s`
+  return `maka: ${retry.message} Trying again in ${seconds} (try ${retry.attempt} of ${retry.maxAttempts}).`
+}
+
+/**
+ * What to do after a model failure that outlasted its retries: resume the session later.
+ * @category constructors
+ */
+export const retryLaterSentence = (sessionId: string): string =>
+  `Run \`maka resume --session ${sessionId}\` to try again later.`

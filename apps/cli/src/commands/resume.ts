@@ -21,7 +21,15 @@ import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { announcedBy, eventPrinter, openDataDir, recoveryForPlanning, say, sayLine } from './commandContext.js'
+import {
+  announcedBy,
+  eventPrinter,
+  openDataDir,
+  recoveryForPlanning,
+  retryLaterSentence,
+  say,
+  sayLine,
+} from './commandContext.js'
 import { pickSession } from './pickSession.js'
 
 /**
@@ -174,7 +182,8 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
       process.stderr.write(`${interruptedLine(result.targetRunId)}\n`)
     }
     if (result._tag === 'Finished' && result.failureMessage !== undefined) {
-      process.stderr.write(`maka: ${result.failureMessage}\n`)
+      const later = result.retryLater === true ? ` ${retryLaterSentence(result.sessionId)}` : ''
+      process.stderr.write(`maka: ${result.failureMessage}${later}\n`)
     }
     const failedWrite = result._tag === 'Failed' ? failedWriteSentence(result.error) : null
     if (failedWrite !== null) {

@@ -17,7 +17,15 @@ import { recordedSetupOf, resolveTurnSetup } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { announcedBy, eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import {
+  announcedBy,
+  eventPrinter,
+  openDataDir,
+  retryLaterSentence,
+  say,
+  sayLine,
+  startupRecovery,
+} from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -98,7 +106,9 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
 const problemLine = (result: TurnResult): string | null => {
   switch (result._tag) {
     case 'Finished':
-      return result.failureMessage === undefined ? null : `maka: ${result.failureMessage}`
+      return result.failureMessage === undefined
+        ? null
+        : `maka: ${result.failureMessage}${result.retryLater === true ? ` ${retryLaterSentence(result.sessionId)}` : ''}`
     case 'Refused': {
       const sentence = failedWriteSentence(result.error)
       return sentence === null

@@ -37,7 +37,12 @@ export const sessionLine = (s: SessionSummary, style: Style): string => {
         ? 'no runs'
         : 'no readable run'
       : `${latest.kind} ${latest.runId} ${latest.status}${latest.failureClass === undefined ? '' : ` (${latest.failureClass})`}`
-  const mark = s.interrupted ? ` ${style.yellow('[interrupted]')}` : s.ownerAlive ? ` ${style.cyan('[running]')}` : ''
+  // A live owner of a run that says `running` needs no second word for it; of any other it is in use.
+  const mark = s.interrupted
+    ? ` ${style.yellow('[interrupted]')}`
+    : s.ownerAlive && latest?.status !== 'running'
+      ? ` ${style.cyan('[in use]')}`
+      : ''
   const where = s.error !== undefined ? `session.json ${s.error}` : `${s.createdAt ?? '?'} ${s.cwd ?? '?'}`
   // A broken header might be the latest run: say so next to the status instead of counting it away.
   const broken =

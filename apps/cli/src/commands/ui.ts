@@ -16,6 +16,7 @@ import { requireProviderFlags } from '../providerChoice.js'
 import { recordedSetupOf, resolveTurnSetup, sessionContinuationResolver } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, say } from './commandContext.js'
+import { WEB_UI, loadOptional } from '../optionalPackage.js'
 
 const parsePort = (text: string | undefined): number => {
   if (text === undefined) return 0
@@ -49,6 +50,13 @@ const openBrowser = (url: string): void => {
 export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode> => {
   const port = parsePort(flags.port)
   requireProviderFlags(flags)
+  // Before the data dir is opened: without the UI package nothing is created.
+  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await loadOptional(WEB_UI, async () => {
+    const loaded = await import('@maka/session-ui')
+    // Bundled, the module loads without the package; its renderer files are still the package's.
+    loaded.rendererDir()
+    return loaded
+  })
   const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   // The setup of a new session (and the flags checked before anything is served).
   const fresh = await resolveTurnSetup({ flags, settings, recorded: null, canAsk: true })
@@ -56,7 +64,6 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const safeResume = safeResumeSetting(settings.config)
   const sayUsing = (sessionId: string, line: string) =>
     say(`maka ui: session ${sessionId}: ${line.replace(/^maka: /, '')}`)
-  const { makeMessageHub, makeSessionServices, rendererDir, serveUi } = await import('@maka/session-ui')
   const messages = makeMessageHub()
   const services = makeSessionServices({
     dataDir: workspace.dataDir.path,

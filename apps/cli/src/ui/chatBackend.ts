@@ -142,7 +142,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
                   tone: 'error',
                   text: `The turn ${result.status}${result.failureClass === undefined ? '' : ` (${result.failureClass})`}.${
                     result.failureMessage === undefined ? '' : ` ${result.failureMessage}`
-                  }`,
+                  }${result.retryLater === true ? ' /resume tries it again later.' : ''}`,
                 },
               ]
         case 'Refused':

@@ -1,5 +1,5 @@
 /**
- * The early exits 1–9 of `planner.md`, and maka's exit 1a, as small validators. They run as a
+ * The early exits 1–9 of docs/contract.md §2, and maka's exit 1a, as small validators. They run as a
  * short-circuiting pipeline (Either's monad): each needs the previous one to have passed, and the
  * first failure is the plan's only reason. Exit 7's chain walk lives in `walkAncestors.ts`.
  */
