@@ -128,7 +128,9 @@ describe('the interrupted-turn banner', () => {
     const fake = fakeApi({ safeResume: true, plans: [dangling] })
     render(<App api={fake.api} />)
     const banner = await openInterrupted()
-    await screen.findByText('Next: Check whether the call took effect.')
+    await waitFor(() =>
+      expect(banner.querySelector('.next')?.textContent).toBe('Next: Check whether the call took effect.'),
+    )
     const button = screen.getByRole('button', { name: 'Safe resume' })
     expect(button.hasAttribute('disabled')).toBe(true)
     expect(button.getAttribute('aria-describedby')).toBe('park-reasons')

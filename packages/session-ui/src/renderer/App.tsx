@@ -40,7 +40,7 @@ export type ResumeState =
   { readonly status: 'checking' } | { readonly status: 'ready' } | { readonly status: 'parked'; readonly park: Parked }
 
 // The start-up continuations this tab has been told of, by run id: a reload of the page does not
-// tell them again, a new host process's continuations (new run ids) are told (decision 230).
+// tell them again, a new host process's continuations (new run ids) are told (decision 232).
 const TOLD_KEY = 'maka:toldContinued'
 const TOLD_KEPT = 100
 
@@ -73,7 +73,11 @@ const ParkReasons = ({ park }: { readonly park: Parked }) => (
         </li>
       ))}
     </ul>
-    {park.nextStep === undefined ? null : <p className="next">Next: {park.nextStep}</p>}
+    {park.nextStep === undefined ? null : (
+      <p className="next">
+        <strong>Next:</strong> {park.nextStep}
+      </p>
+    )}
   </div>
 )
 
