@@ -12,7 +12,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Browser, type Page, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ParkReasonSentences, isParkReason } from '@maka/events'
+import { ParkReasonSentences, isParkReason, nextStepForPark } from '@maka/events'
 import { CLI, cliEnv, ledgerRows, removeScratch, runCli, runHeaders, scratch, waitFor } from './support.js'
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
@@ -177,7 +177,24 @@ describe('maka ui in Chromium', () => {
     expect(headers.filter((h) => h['continuationSource'] !== undefined)).toHaveLength(1)
   })
 
-  it('a parked session shows a toast with the sentence of every reason and writes nothing', async () => {
+  it('the start-up notice closes by itself and a reload of the page does not show it again', async () => {
+    const page = await browser.newPage()
+    await page.goto(url)
+    const notice = page
+      .getByRole('status')
+      .filter({ hasText: 'Session s-auto was interrupted: continuing from its latest safe boundary.' })
+    await notice.waitFor()
+    await notice.waitFor({ state: 'detached', timeout: 60_000 })
+    await page.reload()
+    // The host line and the notice come from the same answer of the host: once the line is there,
+    // a notice that was going to show is there too.
+    await page.getByText('Safe resume on').waitFor()
+    await page.locator('[data-session="s-auto"]').waitFor()
+    await expect(notice.count()).resolves.toBe(0)
+    await page.close()
+  })
+
+  it('a parked session keeps Safe resume off, with the sentence of every reason and the next step, and writes nothing', async () => {
     const plan = await runCli(['resume', 'plan', '--data-dir', dataDir, '--session', 's-parked', '--json'], {
       flag: true,
     })
@@ -187,15 +204,55 @@ describe('maka ui in Chromium', () => {
     const before = await runHeaders(dataDir, 's-parked')
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
     await openSession(page, 's-parked')
-    await page.getByRole('button', { name: 'Safe resume' }).click()
-    const toast = page.getByRole('status').filter({ hasText: 'Cannot resume safely' })
-    await toast.waitFor()
+    const banner = page.getByRole('region', { name: 'Interrupted turn' })
+    await banner.getByText('Cannot resume safely').waitFor()
     for (const code of reasons) {
       if (!isParkReason(code)) throw new Error(`unknown reason ${code}`)
-      await toast.getByText(ParkReasonSentences[code], { exact: false }).waitFor()
+      await banner.getByText(ParkReasonSentences[code], { exact: false }).waitFor()
     }
+    await banner.getByText(`Next: ${nextStepForPark(reasons[0] ?? '')}`).waitFor()
+    const button = page.getByRole('button', { name: 'Safe resume' })
+    await expect(button.isDisabled()).resolves.toBe(true)
+    // The reasons describe the disabled button to assistive technology.
+    const described = await button.getAttribute('aria-describedby')
+    expect(described).toBeTruthy()
+    await expect(page.locator(`#${described ?? ''}`).textContent()).resolves.toContain(
+      nextStepForPark(reasons[0] ?? ''),
+    )
     await page.screenshot({ path: join(ARTIFACTS, 'parked.png') })
+    // Asking again answers the same, and no click can start a resume that would park.
+    await page.getByRole('button', { name: 'Check again' }).click()
+    await banner.getByText('Cannot resume safely').waitFor()
+    await expect(page.getByRole('button', { name: 'Safe resume' }).isDisabled()).resolves.toBe(true)
     expect(await runHeaders(dataDir, 's-parked')).toEqual(before)
+    await page.close()
+  })
+
+  it('a toast never covers the Send button, and an error toast stays until its close button', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
+    await openSession(page, 's-parked')
+    // A prompt over the host's limit is refused as bad input: an error toast, and nothing is run.
+    await page.getByRole('textbox', { name: 'Prompt' }).fill('x'.repeat(100_001))
+    await page.getByRole('button', { name: 'Send' }).click()
+    const toast = page.getByRole('status').filter({ hasText: 'The turn did not start.' })
+    await toast.waitFor()
+    // Send still takes the pointer: a trial click checks that nothing covers it, without sending.
+    const send = page.getByRole('button', { name: 'Send' })
+    await send.click({ trial: true })
+    const composer = await page.locator('form.composer').boundingBox()
+    if (composer === null) throw new Error('the composer is not shown')
+    for (const box of await Promise.all((await page.locator('.toast').all()).map((t) => t.boundingBox()))) {
+      if (box === null) continue
+      const overlaps =
+        box.x < composer.x + composer.width &&
+        composer.x < box.x + box.width &&
+        box.y < composer.y + composer.height &&
+        composer.y < box.y + box.height
+      expect(overlaps).toBe(false)
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'toast-error.png') })
+    await toast.getByRole('button', { name: 'Dismiss' }).click()
+    await toast.waitFor({ state: 'detached' })
     await page.close()
   })
 

@@ -47,6 +47,7 @@ describe('the preload', () => {
     await maka.sessions.list()
     await maka.sessions.get('s-1')
     await maka.sessions.send('s-1', 'hi')
+    await maka.sessions.resumePlan?.('s-1')
     await maka.sessions.resumeLatest?.('s-1')
     await maka.permissions.answer('q1', 'allow')
     maka.onMessage(() => {})
@@ -55,6 +56,7 @@ describe('the preload', () => {
       [Channels.list],
       [Channels.get, 's-1'],
       [Channels.send, 's-1', 'hi'],
+      [Channels.resumePlan, 's-1'],
       [Channels.resumeLatest, 's-1'],
       [Channels.answerPermission, 'q1', 'allow'],
     ])
@@ -64,6 +66,7 @@ describe('the preload', () => {
   it('has no resumeLatest without the flag', async () => {
     const { maka } = await loadPreload(['electron', '--maka-safe-resume=0'])
     expect(maka.sessions.resumeLatest).toBeUndefined()
+    expect(maka.sessions.resumePlan).toBeUndefined()
     expect(Object.keys(maka.sessions).sort()).toEqual(['get', 'list', 'send'])
   })
 })

@@ -1,14 +1,26 @@
 // @vitest-environment happy-dom
 /**
- * The renderer against a fake `window.maka`: the banner, Safe resume disabled while pending, the
- * park toast with every sentence, the started toast and the continuation streaming in.
+ * The renderer against a fake `window.maka`: the banner, Safe resume live only while the host's
+ * plan would continue, a park with every sentence and its next step, the started toast and the
+ * continuation streaming in, toasts that close by themselves, the start-up notice told once.
  */
-import { act, cleanup, configure, fireEvent, render, screen, waitFor } from '@testing-library/react'
-import { afterEach, describe, expect, it } from 'vitest'
+import { act, cleanup, configure, fireEvent, render, screen, waitFor, within } from '@testing-library/react'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { App } from '../src/renderer/App.js'
-import type { HostMessage, MakaApi, ResumeLatestResult, SessionListItem, SessionView } from '../src/hostContract/api.js'
+import type {
+  HostMessage,
+  MakaApi,
+  ResumeLatestResult,
+  ResumePlanResult,
+  SessionListItem,
+  SessionView,
+} from '../src/hostContract/api.js'
 
-afterEach(cleanup)
+afterEach(() => {
+  cleanup()
+  vi.useRealTimers()
+  window.sessionStorage.clear()
+})
 
 // testing-library gives up on `findBy…`/`waitFor` after 1 s by default; on a shared 2-core CI
 // machine a first render can take longer. A screen that never comes still fails, only later.
@@ -27,9 +39,12 @@ const interrupted: SessionListItem = {
 const fakeApi = (options: {
   readonly safeResume: boolean
   readonly autoContinued?: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
+  /** The host's plans, one per `resumePlan` call (the last repeats); no plan channel when absent. */
+  readonly plans?: ReadonlyArray<ResumePlanResult>
 }) => {
   const listeners = new Set<(message: HostMessage) => void>()
   const calls: Array<string> = []
+  const planned: Array<string> = []
   let answer: (result: ResumeLatestResult) => void = () => {}
   const view: SessionView = {
     session: interrupted,
@@ -67,6 +82,16 @@ const fakeApi = (options: {
             calls.push(sessionId)
             return new Promise((resolve) => (answer = resolve))
           },
+          ...(options.plans === undefined
+            ? {}
+            : {
+                resumePlan: (sessionId: string) => {
+                  planned.push(sessionId)
+                  const plans = options.plans ?? []
+                  const plan = plans[Math.min(planned.length, plans.length) - 1]
+                  return plan === undefined ? Promise.reject(new Error('no plan')) : Promise.resolve(plan)
+                },
+              }),
         }
       : sessions,
     permissions: { answer: () => Promise.resolve(true) },
@@ -78,6 +103,7 @@ const fakeApi = (options: {
   return {
     api,
     calls,
+    planned,
     answer: (result: ResumeLatestResult) => answer(result),
     push: (message: HostMessage) => listeners.forEach((listener) => listener(message)),
   }
@@ -88,8 +114,45 @@ const openInterrupted = async () => {
   return screen.findByRole('region', { name: 'Interrupted turn' })
 }
 
+const dangling: ResumePlanResult = {
+  disposition: 'park',
+  rejectionReasons: ['dangling_tool_state', 'cwd_mismatch'],
+  messages: ['First sentence.', 'Second sentence.'],
+  nextStep: 'Check whether the call took effect.',
+}
+
+const parkLines = (banner: HTMLElement) => [...banner.querySelectorAll('li')].map((li) => li.textContent)
+
 describe('the interrupted-turn banner', () => {
-  it('disables Safe resume while pending and shows every park sentence in a toast', async () => {
+  it('turns Safe resume off while the host plans a park, with every sentence and the next step next to it', async () => {
+    const fake = fakeApi({ safeResume: true, plans: [dangling] })
+    render(<App api={fake.api} />)
+    const banner = await openInterrupted()
+    await waitFor(() =>
+      expect(banner.querySelector('.next')?.textContent).toBe('Next: Check whether the call took effect.'),
+    )
+    const button = screen.getByRole('button', { name: 'Safe resume' })
+    expect(button.hasAttribute('disabled')).toBe(true)
+    expect(button.getAttribute('aria-describedby')).toBe('park-reasons')
+    expect(parkLines(banner)).toEqual(['First sentence. (dangling_tool_state)', 'Second sentence. (cwd_mismatch)'])
+    fireEvent.click(button)
+    expect(fake.calls).toEqual([])
+    expect(fake.planned).toEqual(['s-1'])
+  })
+
+  it('turns Safe resume on when the host plans a continuation, and Check again asks for a new plan', async () => {
+    const fake = fakeApi({ safeResume: true, plans: [dangling, { disposition: 'continue', sourceRunId: 'run-1' }] })
+    render(<App api={fake.api} />)
+    await openInterrupted()
+    fireEvent.click(await screen.findByRole('button', { name: 'Check again' }))
+    await waitFor(() =>
+      expect(screen.getByRole('button', { name: 'Safe resume' }).hasAttribute('disabled')).toBe(false),
+    )
+    expect(screen.queryByText('Cannot resume safely:')).toBeNull()
+    expect(fake.planned).toEqual(['s-1', 's-1'])
+  })
+
+  it('after a park the button stays off and the banner keeps the reasons, instead of parking again on every click', async () => {
     const fake = fakeApi({ safeResume: true })
     render(<App api={fake.api} />)
     const banner = await openInterrupted()
@@ -107,10 +170,11 @@ describe('the interrupted-turn banner', () => {
       })
       await Promise.resolve()
     })
-    const toast = await screen.findByText('Cannot resume safely:')
-    const lines = [...(toast.parentElement?.querySelectorAll('li') ?? [])].map((li) => li.textContent)
-    expect(lines).toEqual(['First sentence. (dangling_tool_state)', 'Second sentence. (cwd_mismatch)'])
-    expect(screen.getByRole('button', { name: 'Safe resume' }).hasAttribute('disabled')).toBe(false)
+    await screen.findByText('Cannot resume safely:')
+    expect(parkLines(banner)).toEqual(['First sentence. (dangling_tool_state)', 'Second sentence. (cwd_mismatch)'])
+    expect(screen.getByRole('button', { name: 'Safe resume' }).hasAttribute('disabled')).toBe(true)
+    fireEvent.click(screen.getByRole('button', { name: 'Safe resume' }))
+    expect(fake.calls).toEqual(['s-1'])
   })
 
   it('on started shows an info toast and streams the continuation into the transcript', async () => {
@@ -159,6 +223,48 @@ describe('the interrupted-turn banner', () => {
     act(() => fake.push({ type: 'autoContinued', sessionId: 's-3', runId: 'run-9' }))
     await screen.findByText('Session s-3 was interrupted: continuing from its latest safe boundary.')
     expect(screen.getAllByText(sentence)).toHaveLength(1)
+  })
+
+  it('tells a start-up continuation once per tab: a reload of the page does not tell it again', async () => {
+    const autoContinued = [{ sessionId: 's-1', runId: 'run-2' }]
+    const sentence = 'Session s-1 was interrupted: continuing from its latest safe boundary.'
+    render(<App api={fakeApi({ safeResume: true, autoContinued }).api} />)
+    await screen.findByText(sentence)
+    cleanup()
+    render(<App api={fakeApi({ safeResume: true, autoContinued }).api} />)
+    await screen.findByText('Safe resume on')
+    expect(screen.queryByText(sentence)).toBeNull()
+    // A new host process continues with new run ids: those are told.
+    cleanup()
+    render(<App api={fakeApi({ safeResume: true, autoContinued: [{ sessionId: 's-1', runId: 'run-7' }] }).api} />)
+    await screen.findByText(sentence)
+  })
+
+  it('closes an info toast by itself; an error toast stays until its close button', async () => {
+    vi.useFakeTimers()
+    const fake = fakeApi({ safeResume: true, autoContinued: [{ sessionId: 's-1', runId: 'run-2' }] })
+    const api: MakaApi = {
+      ...fake.api,
+      sessions: { ...fake.api.sessions, get: () => Promise.reject(new Error('unreadable')) },
+    }
+    render(<App api={api} />)
+    const sentence = 'Session s-1 was interrupted: continuing from its latest safe boundary.'
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(0)
+    })
+    expect(screen.getByText(sentence)).toBeTruthy()
+    fireEvent.click(screen.getByText('s-1', { selector: '.title' }))
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(0)
+    })
+    expect(screen.getByText('The session s-1 cannot be opened.')).toBeTruthy()
+    await act(async () => {
+      await vi.advanceTimersByTimeAsync(60_000)
+    })
+    expect(screen.queryByText(sentence)).toBeNull()
+    const error = screen.getByText('The session s-1 cannot be opened.').closest('.toast') as HTMLElement
+    fireEvent.click(within(error).getByRole('button', { name: 'Dismiss' }))
+    expect(screen.queryByText('The session s-1 cannot be opened.')).toBeNull()
   })
 
   it('offers no Safe resume without the flag', async () => {

@@ -5,13 +5,14 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ParkReasonSentences } from '@maka/events'
+import { ParkReasonSentences, nextStepForPark } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
 import {
   Channels,
   type HostMessage,
   type IpcMainLike,
   type ResumeLatestResult,
+  type ResumePlanResult,
   type SessionListItem,
   type SessionView,
   type StartupReport,
@@ -128,6 +129,7 @@ describe('sessions:resumeLatest', () => {
     expect(result.messages).toEqual(
       result.rejectionReasons.map((code) => ParkReasonSentences[code as keyof typeof ParkReasonSentences]),
     )
+    expect(result.nextStep).toBe(nextStepForPark(result.rejectionReasons[0] ?? ''))
     expect(await continuationsOf(dataDir, 's-park')).toHaveLength(0)
   })
 
@@ -182,12 +184,45 @@ describe('sessions:get', () => {
   })
 })
 
+describe('sessions:resumePlan', () => {
+  it('says what Safe resume would do — park with sentences and the next step, or continue — and starts nothing', async () => {
+    const { dataDir, workspace } = await scratch()
+    await interruptedSession(dataDir, workspace, 's-park', 'after_function_call')
+    // Never recovered: its process died while the host runs, so the plan closes its run first.
+    await interruptedSession(dataDir, workspace, 's-live', 'after_tool_response')
+    const app = host(dataDir, true)
+    const before = await runHeaders(dataDir, 's-park')
+    const park = await app.invoke<ResumePlanResult>(Channels.resumePlan, 's-park')
+    if (park.disposition !== 'park') throw new Error(`expected park, got ${JSON.stringify(park)}`)
+    expect(park.rejectionReasons).toContain('dangling_tool_state')
+    expect(park.messages).toEqual(
+      park.rejectionReasons.map((code) => ParkReasonSentences[code as keyof typeof ParkReasonSentences]),
+    )
+    expect(park.nextStep).toBe(nextStepForPark(park.rejectionReasons[0] ?? ''))
+    // The first plan closed the dead run (the recovery every plan starts with) and added none; a
+    // second plan writes nothing.
+    const after = await runHeaders(dataDir, 's-park')
+    expect(after.map((h) => h.runId)).toEqual(before.map((h) => h.runId))
+    expect(await app.invoke<ResumePlanResult>(Channels.resumePlan, 's-park')).toEqual(park)
+    expect(await runHeaders(dataDir, 's-park')).toEqual(after)
+
+    const [source] = await runHeaders(dataDir, 's-live')
+    const plan = await app.invoke<ResumePlanResult>(Channels.resumePlan, 's-live')
+    expect(plan).toEqual({ disposition: 'continue', sourceRunId: source?.runId })
+    expect(await continuationsOf(dataDir, 's-live')).toHaveLength(0)
+    expect(app.messages).toEqual([])
+    await expect(app.invoke(Channels.resumePlan, '../etc')).rejects.toMatchObject({ code: 'bad_input' })
+    await expect(app.invoke(Channels.resumePlan, 'nobody')).rejects.toMatchObject({ code: 'unknown_session' })
+  })
+})
+
 describe('without MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1', () => {
   it('registers no resume handler and continues nothing at startup', async () => {
     const { dataDir, workspace } = await scratch()
     await interruptedSession(dataDir, workspace, 's-off', 'after_tool_response')
     const app = host(dataDir, false)
     expect(app.handlers.has(Channels.resumeLatest)).toBe(false)
+    expect(app.handlers.has(Channels.resumePlan)).toBe(false)
     expect([...app.handlers.keys()].sort()).toEqual(
       [Channels.info, Channels.list, Channels.get, Channels.send, Channels.answerPermission].sort(),
     )

@@ -19,7 +19,11 @@ const sessions = {
 contextBridge.exposeInMainWorld('maka', {
   info: () => ipcRenderer.invoke('host:info'),
   sessions: safeResume
-    ? { ...sessions, resumeLatest: (sessionId: string) => ipcRenderer.invoke('sessions:resumeLatest', sessionId) }
+    ? {
+        ...sessions,
+        resumePlan: (sessionId: string) => ipcRenderer.invoke('sessions:resumePlan', sessionId),
+        resumeLatest: (sessionId: string) => ipcRenderer.invoke('sessions:resumeLatest', sessionId),
+      }
     : sessions,
   permissions: {
     answer: (requestId: string, decision: 'allow' | 'deny') =>

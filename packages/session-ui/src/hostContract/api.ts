@@ -6,7 +6,8 @@
  */
 
 /**
- * The IPC channels. `sessions:resumeLatest` is registered only with the resume flag.
+ * The IPC channels. `sessions:resumePlan` and `sessions:resumeLatest` are registered only with the
+ * resume flag.
  * @category models
  */
 export const Channels = {
@@ -14,6 +15,7 @@ export const Channels = {
   list: 'sessions:list',
   get: 'sessions:get',
   send: 'sessions:send',
+  resumePlan: 'sessions:resumePlan',
   resumeLatest: 'sessions:resumeLatest',
   answerPermission: 'permissions:answer',
 } as const
@@ -124,7 +126,29 @@ export interface Parked {
   readonly disposition: 'park'
   readonly rejectionReasons: ReadonlyArray<string>
   readonly messages: ReadonlyArray<string>
+  /**
+   * What the person can do: the next step of the first reason (the planner ranks them), from
+   * `@maka/events`' `nextStepForPark` (decision 172). Absent when the first code is an execution
+   * rejection (the session changed after planning): a new plan names the way on.
+   */
+  readonly nextStep?: string
 }
+
+/**
+ * Resuming would continue: the plan was approved (nothing was started or claimed).
+ * @category models
+ */
+export interface WouldContinue {
+  readonly disposition: 'continue'
+  /** The interrupted run the continuation would start from. */
+  readonly sourceRunId: string
+}
+
+/**
+ * The answer of `sessions:resumePlan`: what Safe resume would do now, as `maka resume plan` says it.
+ * @category models
+ */
+export type ResumePlanResult = WouldContinue | Parked
 
 /**
  * The run could not start for a reason that is no park (a store write failed, the recorded model
@@ -192,7 +216,8 @@ export interface HostErrorBody {
 }
 
 /**
- * `window.maka`: what the renderer can ask. `resumeLatest` is absent without the resume flag.
+ * `window.maka`: what the renderer can ask. `resumePlan` and `resumeLatest` are absent without the
+ * resume flag.
  * @category models
  */
 export interface MakaApi {
@@ -201,6 +226,8 @@ export interface MakaApi {
     readonly list: () => Promise<ReadonlyArray<SessionListItem>>
     readonly get: (sessionId: string) => Promise<SessionView>
     readonly send: (sessionId: string, prompt: string) => Promise<SendResult>
+    /** What Safe resume would do now; starts nothing. Absent without the resume flag. */
+    readonly resumePlan?: (sessionId: string) => Promise<ResumePlanResult>
     readonly resumeLatest?: (sessionId: string) => Promise<ResumeLatestResult>
   }
   readonly permissions: {

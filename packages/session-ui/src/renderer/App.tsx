@@ -1,14 +1,16 @@
 /**
  * The renderer: sessions with their "interrupted" mark, the selected session's transcript (tool
  * activity, permission prompts, the continuation streaming in), the interrupted-turn banner with
- * **Safe resume**, and toasts. It holds no domain rule: the banner follows the host's mark, and
- * a park is shown with the sentences the host sent.
+ * **Safe resume**, and toasts. It holds no domain rule: the banner follows the host's mark, Safe
+ * resume is live only while the host's plan would continue, and a park is shown with the sentences
+ * and the next step the host sent.
  */
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import type {
   HostInfo,
   HostMessage,
   MakaApi,
+  Parked,
   PermissionPrompt,
   SessionListItem,
   SessionView,
@@ -26,7 +28,58 @@ export interface Toast {
   readonly lines: ReadonlyArray<string>
 }
 
+// Info and warnings close by themselves; an error stays until dismissed.
+const TOAST_LIFETIME_MS: { readonly [T in Toast['tone']]: number | null } = { info: 8_000, warn: 12_000, error: null }
+
+/**
+ * What Safe resume would do for the selected session: the host's plan is being asked for, it would
+ * continue (or the host cannot say), or it would park.
+ * @category models
+ */
+export type ResumeState =
+  { readonly status: 'checking' } | { readonly status: 'ready' } | { readonly status: 'parked'; readonly park: Parked }
+
+// The start-up continuations this tab has been told of, by run id: a reload of the page does not
+// tell them again, a new host process's continuations (new run ids) are told (decision 232).
+const TOLD_KEY = 'maka:toldContinued'
+const TOLD_KEPT = 100
+
+const loadTold = (): Set<string> => {
+  try {
+    const stored: unknown = JSON.parse(window.sessionStorage.getItem(TOLD_KEY) ?? '[]')
+    return new Set(Array.isArray(stored) ? stored.filter((id): id is string => typeof id === 'string') : [])
+  } catch {
+    return new Set()
+  }
+}
+
+const saveTold = (told: ReadonlySet<string>): void => {
+  try {
+    window.sessionStorage.setItem(TOLD_KEY, JSON.stringify([...told].slice(-TOLD_KEPT)))
+  } catch {
+    // No storage (a locked-down profile): the notice is told once per page load instead.
+  }
+}
+
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const ParkReasons = ({ park }: { readonly park: Parked }) => (
+  <div className="park" id="park-reasons">
+    <p>Cannot resume safely:</p>
+    <ul>
+      {park.messages.map((sentence, i) => (
+        <li key={park.rejectionReasons[i] ?? i}>
+          {sentence} <span className="code">({park.rejectionReasons[i] ?? '?'})</span>
+        </li>
+      ))}
+    </ul>
+    {park.nextStep === undefined ? null : (
+      <p className="next">
+        <strong>Next:</strong> {park.nextStep}
+      </p>
+    )}
+  </div>
+)
 
 const Item = ({ item }: { readonly item: TranscriptItem }) => (
   <li className={`item item-${item.kind} role-${item.role}`} data-kind={item.kind}>
@@ -55,18 +108,66 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
   const [prompts, setPrompts] = useState<ReadonlyArray<PermissionPrompt>>([])
   const [toasts, setToasts] = useState<ReadonlyArray<Toast>>([])
   const [pending, setPending] = useState(false)
+  const [resume, setResume] = useState<{ readonly sessionId: string; readonly state: ResumeState } | null>(null)
   const [draft, setDraft] = useState('')
   const selectedRef = useRef<string | null>(null)
   const toastId = useRef(0)
+  const toastTimers = useRef(new Set<ReturnType<typeof setTimeout>>())
   // A continuation the start-up pass started is told once, whether its message or the host info
-  // (for a window that connected after start-up) arrives first.
-  const toldContinued = useRef(new Set<string>())
+  // (for a window that connected after start-up) arrives first, and not again when the page reloads.
+  const toldContinued = useRef<Set<string> | null>(null)
 
-  const toast = useCallback((tone: Toast['tone'], title: string, lines: ReadonlyArray<string> = []) => {
-    toastId.current += 1
-    const next: Toast = { id: toastId.current, tone, title, lines }
-    setToasts((all) => [...all, next])
+  const dismiss = useCallback((id: number) => setToasts((all) => all.filter((other) => other.id !== id)), [])
+
+  const toast = useCallback(
+    (tone: Toast['tone'], title: string, lines: ReadonlyArray<string> = []) => {
+      toastId.current += 1
+      const next: Toast = { id: toastId.current, tone, title, lines }
+      setToasts((all) => [...all, next])
+      const lifetime = TOAST_LIFETIME_MS[tone]
+      if (lifetime === null) return
+      const timer = setTimeout(() => {
+        toastTimers.current.delete(timer)
+        dismiss(next.id)
+      }, lifetime)
+      toastTimers.current.add(timer)
+    },
+    [dismiss],
+  )
+
+  useEffect(() => {
+    const timers = toastTimers.current
+    return () => {
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+    }
   }, [])
+
+  const resumePlan = api.sessions.resumePlan
+  const checkPlan = useCallback(
+    async (sessionId: string) => {
+      // An older host without the plan channel: the click plans (and parks) as before.
+      if (resumePlan === undefined) {
+        setResume({ sessionId, state: { status: 'ready' } })
+        return
+      }
+      setResume({ sessionId, state: { status: 'checking' } })
+      try {
+        const plan = await resumePlan(sessionId)
+        if (selectedRef.current !== sessionId) return
+        setResume({
+          sessionId,
+          state: plan.disposition === 'park' ? { status: 'parked', park: plan } : { status: 'ready' },
+        })
+      } catch (error) {
+        if (selectedRef.current !== sessionId) return
+        // The click plans again before anything starts, so an unanswered check leaves it live.
+        setResume({ sessionId, state: { status: 'ready' } })
+        toast('error', 'Whether this session can resume could not be checked.', [errorText(error)])
+      }
+    },
+    [resumePlan, toast],
+  )
 
   const refreshList = useCallback(async () => {
     try {
@@ -86,17 +187,20 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
         setView(loaded)
         setLive([])
         setStreaming({})
+        if (loaded.session.interrupted && api.sessions.resumeLatest !== undefined) void checkPlan(sessionId)
       } catch (error) {
         toast('error', `The session ${sessionId} cannot be opened.`, [errorText(error)])
       }
     },
-    [api, toast],
+    [api, checkPlan, toast],
   )
 
   useEffect(() => {
     const tellContinued = (sessionId: string, runId: string): void => {
+      toldContinued.current ??= loadTold()
       if (toldContinued.current.has(runId)) return
       toldContinued.current.add(runId)
+      saveTold(toldContinued.current)
       toast('info', `Session ${sessionId} was interrupted: continuing from its latest safe boundary.`)
     }
     void api.info().then((loaded) => {
@@ -146,11 +250,11 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
     try {
       const result = await resumeLatest(selected)
       if (result.disposition === 'park') {
-        toast(
-          'warn',
-          'Cannot resume safely:',
-          result.messages.map((sentence, i) => `${sentence} (${result.rejectionReasons[i] ?? '?'})`),
-        )
+        // The park stays in the banner and the button stays off: clicking again would park again.
+        setResume({ sessionId: selected, state: { status: 'parked', park: result } })
+        // An execution rejection (the session changed after planning) names no next step: a new
+        // plan does.
+        if (result.nextStep === undefined && resumePlan !== undefined) void checkPlan(selected)
       } else if (result.disposition === 'failed') {
         toast('error', 'The continuation did not start.', [result.message])
       } else {
@@ -189,6 +293,8 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
     view === null ? [] : [...view.items, ...live.filter((i) => !view.items.some((v) => v.eventId === i.eventId))]
   const session = view?.session
   const sessionPrompts = prompts.filter((p) => p.sessionId === selected)
+  const resumeState: ResumeState =
+    resume !== null && resume.sessionId === selected ? resume.state : { status: 'checking' }
 
   return (
     <div className="app">
@@ -214,86 +320,102 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
         {sessions.length === 0 ? <p className="empty">No sessions yet.</p> : null}
       </aside>
       <main className="transcript" aria-label="Transcript">
-        {session === undefined ? (
-          <p className="empty">Pick a session.</p>
-        ) : (
-          <>
-            <header>
-              <h2>{session.title ?? session.sessionId}</h2>
-              <p className="meta">{session.cwd}</p>
-            </header>
-            {session.interrupted ? (
-              <section className="banner" role="region" aria-label="Interrupted turn">
-                <p>
-                  The last turn was interrupted
-                  {session.latestRun?.failureClass === undefined ? '' : ` (${session.latestRun.failureClass})`}.
-                </p>
-                {resumeLatest === undefined ? (
-                  <p className="meta">Safe resume is off: start with MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1.</p>
-                ) : (
-                  <button type="button" onClick={() => void safeResume()} disabled={pending}>
-                    {pending ? 'Resuming…' : 'Safe resume'}
+        <div className="scroll">
+          {session === undefined ? (
+            <p className="empty">Pick a session.</p>
+          ) : (
+            <>
+              <header>
+                <h2>{session.title ?? session.sessionId}</h2>
+                <p className="meta">{session.cwd}</p>
+              </header>
+              {session.interrupted ? (
+                <section className="banner" role="region" aria-label="Interrupted turn">
+                  <p>
+                    The last turn was interrupted
+                    {session.latestRun?.failureClass === undefined ? '' : ` (${session.latestRun.failureClass})`}.
+                  </p>
+                  {resumeLatest === undefined ? (
+                    <p className="meta">Safe resume is off: start with MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1.</p>
+                  ) : (
+                    <div className="banner-actions">
+                      <button
+                        type="button"
+                        onClick={() => void safeResume()}
+                        disabled={pending || resumeState.status !== 'ready'}
+                        {...(resumeState.status === 'parked' ? { 'aria-describedby': 'park-reasons' } : {})}
+                      >
+                        {pending ? 'Resuming…' : resumeState.status === 'checking' ? 'Checking…' : 'Safe resume'}
+                      </button>
+                      {resumeState.status === 'parked' && resumePlan !== undefined ? (
+                        <button type="button" className="secondary" onClick={() => void checkPlan(session.sessionId)}>
+                          Check again
+                        </button>
+                      ) : null}
+                    </div>
+                  )}
+                  {resumeState.status === 'parked' ? <ParkReasons park={resumeState.park} /> : null}
+                </section>
+              ) : null}
+              {view !== null && view.omitted > 0 ? (
+                <p className="meta">{view.omitted} earlier rows not shown.</p>
+              ) : null}
+              <ol className="items">
+                {items.map((item) => (
+                  <Item key={item.eventId} item={item} />
+                ))}
+                {Object.entries(streaming).map(([runId, text]) => (
+                  <li key={`stream-${runId}`} className="item item-streaming role-model">
+                    {text}
+                  </li>
+                ))}
+              </ol>
+              {sessionPrompts.map((prompt) => (
+                <section key={prompt.requestId} className="permission" role="region" aria-label="Permission">
+                  <p>
+                    Allow <span className="tool">{prompt.toolName}</span>? {prompt.summary}
+                  </p>
+                  <button type="button" onClick={() => void answer(prompt, 'allow')}>
+                    Allow
                   </button>
-                )}
-              </section>
-            ) : null}
-            {view !== null && view.omitted > 0 ? <p className="meta">{view.omitted} earlier rows not shown.</p> : null}
-            <ol className="items">
-              {items.map((item) => (
-                <Item key={item.eventId} item={item} />
+                  <button type="button" onClick={() => void answer(prompt, 'deny')}>
+                    Deny
+                  </button>
+                </section>
               ))}
-              {Object.entries(streaming).map(([runId, text]) => (
-                <li key={`stream-${runId}`} className="item item-streaming role-model">
-                  {text}
-                </li>
-              ))}
-            </ol>
-            {sessionPrompts.map((prompt) => (
-              <section key={prompt.requestId} className="permission" role="region" aria-label="Permission">
-                <p>
-                  Allow <span className="tool">{prompt.toolName}</span>? {prompt.summary}
-                </p>
-                <button type="button" onClick={() => void answer(prompt, 'allow')}>
-                  Allow
-                </button>
-                <button type="button" onClick={() => void answer(prompt, 'deny')}>
-                  Deny
-                </button>
-              </section>
-            ))}
-            <form className="composer" onSubmit={(event) => void send(event)}>
-              <input
-                aria-label="Prompt"
-                value={draft}
-                onChange={(event) => setDraft(event.target.value)}
-                placeholder="Ask the agent…"
-              />
-              <button type="submit">Send</button>
-            </form>
-          </>
+            </>
+          )}
+        </div>
+        {/* In the flow between the transcript and the composer, so a toast never covers Send. */}
+        <div className="toasts" aria-live="polite">
+          {toasts.map((t) => (
+            <div key={t.id} className={`toast toast-${t.tone}`} role="status">
+              <p className="toast-title">{t.title}</p>
+              {t.lines.length === 0 ? null : (
+                <ul>
+                  {t.lines.map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ul>
+              )}
+              <button type="button" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+                ×
+              </button>
+            </div>
+          ))}
+        </div>
+        {session === undefined ? null : (
+          <form className="composer" onSubmit={(event) => void send(event)}>
+            <input
+              aria-label="Prompt"
+              value={draft}
+              onChange={(event) => setDraft(event.target.value)}
+              placeholder="Ask the agent…"
+            />
+            <button type="submit">Send</button>
+          </form>
         )}
       </main>
-      <div className="toasts" aria-live="polite">
-        {toasts.map((t) => (
-          <div key={t.id} className={`toast toast-${t.tone}`} role="status">
-            <p className="toast-title">{t.title}</p>
-            {t.lines.length === 0 ? null : (
-              <ul>
-                {t.lines.map((line) => (
-                  <li key={line}>{line}</li>
-                ))}
-              </ul>
-            )}
-            <button
-              type="button"
-              aria-label="Dismiss"
-              onClick={() => setToasts((all) => all.filter((other) => other.id !== t.id))}
-            >
-              ×
-            </button>
-          </div>
-        ))}
-      </div>
     </div>
   )
 }

@@ -60,7 +60,11 @@ export const connectHttp = async (location: Pick<Location, 'search'>): Promise<M
   return {
     info: () => Promise.resolve(info),
     sessions: info.safeResume
-      ? { ...sessions, resumeLatest: (sessionId) => call(Channels.resumeLatest, sessionId) }
+      ? {
+          ...sessions,
+          resumePlan: (sessionId) => call(Channels.resumePlan, sessionId),
+          resumeLatest: (sessionId) => call(Channels.resumeLatest, sessionId),
+        }
       : sessions,
     permissions: { answer: (requestId, decision) => call(Channels.answerPermission, requestId, decision) },
     onMessage: (listener) => {

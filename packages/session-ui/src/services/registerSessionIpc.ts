@@ -2,7 +2,7 @@
  * The IPC surface of the main process, against anything shaped like Electron's `ipcMain` (the real
  * one in `electron/main.ts`, a fake in tests, the HTTP bridge of `maka ui`). Every argument is
  * checked here: the renderer names a session, a prompt or a permission answer, never a fact the
- * planner relies on. `sessions:resumeLatest` exists only with the resume flag.
+ * planner relies on. `sessions:resumePlan` and `sessions:resumeLatest` exist only with the resume flag.
  */
 import { Channels, type HostInfo } from '../hostContract/api.js'
 import { HostInputError } from './HostInputError.js'
@@ -60,6 +60,7 @@ export const registerSessionIpc = (
     return services.answerPermission(text(requestId, 'The request id'), answer)
   })
   if (services.safeResume) {
+    on(Channels.resumePlan, 1, ([sessionId]) => services.resumePlan(text(sessionId, 'The session id')))
     on(Channels.resumeLatest, 1, ([sessionId]) => services.resumeLatest(text(sessionId, 'The session id')))
   }
   return channels

@@ -8,7 +8,14 @@
  * `started` as soon as the run's first event is committed, and pushes every event to the renderer.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import { type RuntimeEvent, describeCode, isContinuationStartEvent, isSafeId } from '@maka/events'
+import {
+  type RuntimeEvent,
+  describeCode,
+  isContinuationStartEvent,
+  isParkReason,
+  isSafeId,
+  nextStepForPark,
+} from '@maka/events'
 import {
   type ContinuationProviderResolver,
   type ContinuationResult,
@@ -36,6 +43,7 @@ import type {
   HostMessage,
   Parked,
   ResumeLatestResult,
+  ResumePlanResult,
   SendResult,
   SessionListItem,
   SessionView,
@@ -94,6 +102,8 @@ export interface SessionServices {
   list(): Promise<ReadonlyArray<SessionListItem>>
   get(sessionId: string): Promise<SessionView>
   send(sessionId: string, prompt: string): Promise<SendResult>
+  /** What `resumeLatest` would do now (`maka resume plan`): recovers a run a dead process left open, starts nothing. */
+  resumePlan(sessionId: string): Promise<ResumePlanResult>
   resumeLatest(sessionId: string): Promise<ResumeLatestResult>
   answerPermission(requestId: string, decision: 'allow' | 'deny'): boolean
   /** The recovery pass over the whole data dir, then (with the flag) every eligible continuation. */
@@ -133,11 +143,17 @@ const leftForARace = (result: ResumeLatestResult): boolean =>
 // Without a script file, a scripted run answers from its history alone.
 const NO_DEFAULT_SCRIPTS: ScriptDefaults = { turn: [], continuation: [] }
 
-const parked = (codes: ReadonlyArray<string>): Parked => ({
-  disposition: 'park',
-  rejectionReasons: codes,
-  messages: codes.map(describeCode),
-})
+// The first reason's next step is the one that matters (decision 172); an execution rejection has
+// none of its own: the session changed after planning, and a new plan names the way on.
+const parked = (codes: ReadonlyArray<string>): Parked => {
+  const first = codes[0]
+  return {
+    disposition: 'park',
+    rejectionReasons: codes,
+    messages: codes.map(describeCode),
+    ...(first !== undefined && isParkReason(first) ? { nextStep: nextStepForPark(first) } : {}),
+  }
+}
 
 const listItemOf = (s: SessionSummary): SessionListItem => ({
   sessionId: s.sessionId,
@@ -323,11 +339,24 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     return record.right
   }
 
-  const resumeLatest = async (sessionId: string): Promise<ResumeLatestResult> => {
+  // A run whose process died while this host runs is closed first, as every host does before a
+  // plan (the pass touches nothing when nothing needs repair): unrepaired, its plan would park on
+  // the open run's missing ending.
+  const recovered = async (sessionId: string): Promise<void> => {
     await readSession(sessionId)
-    // A run whose process died while this host runs is closed first, as every host does before a
-    // model call (the pass touches nothing when nothing needs repair).
     await reader.runtime.recover({ sessionIds: [sessionId] })
+  }
+
+  const resumePlan = async (sessionId: string): Promise<ResumePlanResult> => {
+    await recovered(sessionId)
+    const { plan } = await reader.runtime.planOutline({ sessionId })
+    return plan.disposition === 'continue' && plan.continuation !== undefined
+      ? { disposition: 'continue', sourceRunId: plan.continuation.sourceRunId }
+      : parked(plan.rejectionReasons)
+  }
+
+  const resumeLatest = async (sessionId: string): Promise<ResumeLatestResult> => {
+    await recovered(sessionId)
     return start(
       sessionId,
       'continuation',
@@ -338,7 +367,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         result._tag === 'Parked'
           ? parked(result.plan.rejectionReasons)
           : result._tag === 'Rejected'
-            ? { disposition: 'park', rejectionReasons: result.codes, messages: result.codes.map(describeCode) }
+            ? parked(result.codes)
             : {
                 disposition: 'failed',
                 message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
@@ -402,6 +431,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         setup?.right,
       )
       return result.disposition === 'park' ? { disposition: 'failed', message: result.messages.join(' ') } : result
+    },
+    resumePlan: (id) => {
+      if (!options.safeResume) return Promise.resolve(parked(['resume_feature_disabled']))
+      return resumePlan(requireSessionId(id))
     },
     resumeLatest: (id) => {
       if (!options.safeResume) return Promise.resolve(parked(['resume_feature_disabled']))
