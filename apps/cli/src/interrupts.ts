@@ -7,6 +7,9 @@
  */
 import { ExitCode } from './ExitCode.js'
 
+/** How long after the first signal a second one still counts as sent together with it. */
+const SECOND_SIGNAL_GRACE_MS = 100
+
 /**
  * The signals a command traps.
  * @category models
@@ -62,14 +65,15 @@ export const trapInterrupts = (options: {
       return
     }
     first = signal
-    // Signals that arrive together are handled in one turn of the event loop, with the microtasks in
-    // between; a cancel whose writes are synchronous (decision 68) could finish there, before the
-    // second is seen. Starting it on the next turn keeps two signals at once meaning "exit now".
-    setImmediate(() => {
+    // Signals sent together are not always handled in one turn of the event loop: the kernel may hand
+    // the second to the loop a turn later, and a cancel with no disk wait before its first write (a
+    // ledger kept open, decision 168) can finish in that turn. The cancel starts a moment later, so two
+    // signals sent together (or a double Ctrl+C) still mean "exit now" (decision 176).
+    setTimeout(() => {
       if (exited) return
       cancelling = options.cancel()
       if (cancelling === null) exitNow(exitCodeOfSignal(signal), 'maka: interrupted.')
-    })
+    }, SECOND_SIGNAL_GRACE_MS)
   }
   const onSigint = () => interrupt('SIGINT')
   const onSigterm = () => interrupt('SIGTERM')

@@ -66,7 +66,12 @@ export interface StoreFs {
 // thread, less than a round trip through libuv's thread pool; only what waits on the disk (fsync,
 // reads) goes through the pool, so the event loop never waits for the disk (decision 173).
 const nodeFile = (handle: fsp.FileHandle): StoreFile => ({
-  write: (buffer, offset, length) => settle(() => ({ bytesWritten: fs.writeSync(handle.fd, buffer, offset, length) })),
+  write: async (buffer, offset, length) => {
+    // A turn of the event loop first, as a write through the pool gave, so a signal that arrives
+    // while the stores work (a second Ctrl+C) is handled before more data lands (decision 68).
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    return { bytesWritten: fs.writeSync(handle.fd, buffer, offset, length) }
+  },
   read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
   stat: () => settle(() => fs.fstatSync(handle.fd)),
   truncate: (length) => handle.truncate(length),
