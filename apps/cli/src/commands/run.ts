@@ -15,7 +15,7 @@ import type { GlobalFlags, RunFlags } from '../CommandFlags.js'
 import { providerForRuns, requireProviderChoice } from '../providerChoice.js'
 import { styleForStdout } from '../Style.js'
 import { failedWriteSentence } from '../writeFailure.js'
-import { eventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
+import { eventPrinter, liveEventPrinter, openDataDir, say, sayLine, startupRecovery } from './commandContext.js'
 
 /**
  * Runs one turn.
@@ -38,7 +38,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     safeBoundaryResumeEnabled: safeBoundaryResumeFromEnv(),
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose,
-    observer: eventPrinter(narrator, json),
+    // Text mode streams the model's words and shows what each tool ran and printed; --json keeps its stream.
+    observer: json ? eventPrinter(narrator, true) : liveEventPrinter(narrator),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
