@@ -54,13 +54,16 @@ export interface ChatControls {
 
 const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143 } as const
 
+// One object for every render without controls, so the callbacks built on it stay the same.
+const NO_CONTROLS: ChatControls = {}
+
 /**
  * The whole chat screen.
  * @category constructors
  */
 export const ChatApp = ({
   backend,
-  controls = {},
+  controls = NO_CONTROLS,
 }: {
   readonly backend: ChatBackend
   readonly controls?: ChatControls
@@ -105,7 +108,12 @@ export const ChatApp = ({
   const showLine = () => setInputState(editor.current.state())
   const [permission, setPermission] = useState<PendingPermission | null>(null)
   // The one-key question "resume the interrupted turn?" of a reopened session.
-  const [offer, setOffer] = useState(false)
+  const [offer, setOfferState] = useState(false)
+  const offerRef = useRef(false)
+  const setOffer = useCallback((on: boolean) => {
+    offerRef.current = on
+    setOfferState(on)
+  }, [])
 
   const push = useCallback((...added: ReadonlyArray<TranscriptEntry>) => {
     if (added.length === 0) return
@@ -143,7 +151,11 @@ export const ChatApp = ({
     [pushNotices, setBusy, leave],
   )
 
+  const started = useRef(false)
   useEffect(() => {
+    // Recovery and the reopened transcript happen once per screen, whatever re-renders.
+    if (started.current) return
+    started.current = true
     backend.attach({
       onTextDelta: (_runId, text) => setStreaming((s) => s + text),
       onEvent: (event) => {
@@ -169,7 +181,7 @@ export const ChatApp = ({
       setOffer(true)
       return []
     })
-  }, [backend, push, pushNotices, work])
+  }, [backend, push, pushNotices, work, setOffer])
 
   const resume = () => {
     pushNotices([{ tone: 'info', text: 'Resuming from the latest safe boundary (no new prompt is sent)…' }])
@@ -315,7 +327,7 @@ export const ChatApp = ({
       permission.answer(answer)
       return
     }
-    if (offer) {
+    if (offerRef.current) {
       // One key answers: y or Enter resumes, n or Esc does not. Anything else is the start of a
       // line: the offer steps aside (not resumed) and the key is typed as usual.
       const yes = key.return || typed === 'y' || typed === 'Y'
