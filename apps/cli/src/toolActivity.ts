@@ -72,7 +72,16 @@ const outputText = (result: unknown): string => {
     if (stdout !== undefined || stderr !== undefined) {
       const exit =
         typeof record['exitCode'] === 'number' && record['exitCode'] !== 0 ? `exit ${record['exitCode']}` : ''
-      return [stdout ?? '', stderr ?? '', exit].filter((part) => part.trim() !== '').join('\n')
+      return [stdout ?? '', stderr ?? '', exit]
+        .map((part) => part.trimEnd())
+        .filter((part) => part !== '')
+        .join('\n')
+    }
+    if (typeof record['path'] === 'string' && typeof record['bytes'] === 'number') {
+      return `wrote ${record['path']} (${record['bytes']} bytes)`
+    }
+    if (typeof record['shellRunId'] === 'string' && typeof record['pid'] === 'number') {
+      return `running in the background (pid ${record['pid']})`
     }
     const error = record['error']
     if (typeof error === 'string') return error
