@@ -80,7 +80,7 @@ describe('maka run output in text mode', { timeout: 120_000 }, () => {
       { text: 'Looked.' },
     ]
 
-    it('shows the command line, the path and a short preview of each output', async () => {
+    it('shows the command line, the path and a short preview of each output, never in --json or the verbose log', async () => {
       const script = await scriptFile(env.root, 'tools.json', steps)
       const result = await runCli(
         ['run', '--data-dir', env.dataDir, '--cwd', env.workspace, '--script', script, '--yes', '--verbose', 'look'],
@@ -103,18 +103,16 @@ describe('maka run output in text mode', { timeout: 120_000 }, () => {
       expect(result.stderr).not.toContain('alpha-out')
       expect(result.stderr).not.toContain('hello.txt')
       expect(result.stderr).not.toContain('SECRET-RESULT')
-    })
 
-    it('keeps arguments and outputs out of the --json stream', async () => {
-      const script = await scriptFile(env.root, 'tools-json.json', steps)
-      const result = await runCli(
+      // The --json stream keeps naming tools and outcomes only.
+      const json = await runCli(
         ['run', '--data-dir', env.dataDir, '--cwd', env.workspace, '--script', script, '--yes', '--json', 'look'],
         { flag: true },
       )
-      expect(result.code).toBe(0)
-      expect(jsonLines(result).at(-1)).toMatchObject({ type: 'result', status: 'completed' })
+      expect(json.code).toBe(0)
+      expect(jsonLines(json).at(-1)).toMatchObject({ type: 'result', status: 'completed' })
       for (const secret of ['printf', 'alpha-out', 'hello.txt', 'SECRET-RESULT'])
-        expect(result.stdout).not.toContain(secret)
+        expect(json.stdout).not.toContain(secret)
     })
   })
 })
