@@ -9,6 +9,7 @@ import type { RuntimeEvent } from '@maka/events'
 import type { ChatBackend, ChatListener, Notice } from '../src/ui/chatBackend.js'
 import { ChatApp } from '../src/ui/ChatApp.js'
 import { parseChatInput } from '../src/ui/chatInput.js'
+import { wrapWords } from '../src/ui/TranscriptItem.js'
 
 const modelText = (text: string): RuntimeEvent =>
   ({
@@ -239,3 +240,22 @@ const waitUntil = async (check: () => boolean) => {
   }
   throw new Error('the condition never held')
 }
+
+describe('wrapWords', () => {
+  it('breaks rows at spaces, never inside a word that fits, and keeps indentation', () => {
+    const text = 'alpha beta gamma delta epsilon zeta eta theta\n    indented words wrap under their indent'
+    const rows = wrapWords(text, 20).split('\n')
+    for (const row of rows) expect(row.length).toBeLessThanOrEqual(20)
+    expect(
+      rows
+        .join(' ')
+        .split(/\s+/)
+        .filter((w) => w !== ''),
+    ).toEqual(text.split(/\s+/).filter((w) => w !== ''))
+    expect(rows.filter((row) => row.startsWith('    ')).length).toBeGreaterThan(1)
+  })
+
+  it('cuts a word longer than a row', () => {
+    expect(wrapWords('x'.repeat(25), 10).split('\n')).toEqual(['x'.repeat(10), 'x'.repeat(10), 'x'.repeat(5)])
+  })
+})

@@ -398,7 +398,9 @@ export const ChatApp = ({
         ))}
         {busy === null ? null : <Spinner label={busy} />}
         <Box>
-          <Text color="blue">{'› '}</Text>
+          <Box flexShrink={0} width={2}>
+            <Text color="blue">›</Text>
+          </Box>
           <Text>
             {before}
             {atCursor === '' || atCursor === '\n' ? <Text inverse> </Text> : <Text inverse>{atCursor}</Text>}
