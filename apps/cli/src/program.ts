@@ -234,15 +234,15 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
 
   addProviderOptions(
     sub(program, 'chat')
-      .description('interactive terminal UI (/resume, /plan, /sessions, /help, /quit)')
+      .description('interactive terminal UI (/resume, /plan, /sessions, /help, /exit; Esc cancels a turn)')
       .option('--session <id>', 'the session to open or create (default: a new one)')
       .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
       .addHelpText(
         'after',
         helpFooter([
-          '0    left with /quit, or Ctrl+C while nothing runs',
+          '0    left with /exit, /quit, Ctrl+D or Ctrl+C on an empty line while nothing runs',
           EXIT_TEXT.badInput,
-          '130  Ctrl+C or SIGINT while a turn runs: it was cancelled (143 for SIGTERM)',
+          '130  SIGINT while a turn runs: it was cancelled (143 for SIGTERM); the Esc and Ctrl+C keys cancel a turn and stay',
         ]),
       ),
   ).action(

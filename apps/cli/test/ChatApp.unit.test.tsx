@@ -1,6 +1,7 @@
 /**
  * The chat screen over a fake backend (ink-testing-library): slash commands, the /resume notice,
- * streamed text, and a permission answered with y.
+ * streamed text, a permission answered with y, a reopened session's transcript and resume offer,
+ * Esc cancelling a turn without leaving, the keys that leave, and the status line.
  */
 import { render } from 'ink-testing-library'
 import { describe, expect, it, vi } from 'vitest'
@@ -8,6 +9,7 @@ import type { RuntimeEvent } from '@maka/events'
 import type { ChatBackend, ChatListener, Notice } from '../src/ui/chatBackend.js'
 import { ChatApp } from '../src/ui/ChatApp.js'
 import { parseChatInput } from '../src/ui/chatInput.js'
+import { wrapWords } from '../src/ui/TranscriptItem.js'
 
 const modelText = (text: string): RuntimeEvent =>
   ({
@@ -121,5 +123,139 @@ describe('ChatApp', () => {
       expect(lastFrame()).toContain('you › write it')
       unmount()
     })
+  })
+})
+
+describe('ChatApp for a day of work', () => {
+  const reopenedBackend = (interrupted: boolean) => {
+    const backend = fakeBackend()
+    let cancelled: (() => void) | null = null
+    return Object.assign(backend, {
+      status: { model: 'scripted', folder: '~/ws', permissionMode: 'ask' },
+      reopen: vi.fn(async () => ({
+        entries: [
+          { kind: 'user' as const, text: 'earlier prompt' },
+          { kind: 'tool' as const, text: '⚙ shell', failed: false, detail: '$ ls -la' },
+          { kind: 'tool' as const, text: '✓ shell ok', failed: false, preview: ['a.txt', 'b.txt'] },
+          { kind: 'model' as const, text: 'Earlier answer.' },
+        ],
+        interrupted,
+      })),
+      submit: vi.fn(
+        () =>
+          new Promise<ReadonlyArray<Notice>>((done) => {
+            cancelled = () => done([{ tone: 'error', text: 'The turn cancelled (user_interrupted).' }])
+          }),
+      ),
+      cancel: vi.fn(() => {
+        if (cancelled === null) return null
+        setTimeout(cancelled, 10)
+        cancelled = null
+        return 'r'
+      }),
+    })
+  }
+
+  describe('when a session is reopened', () => {
+    it('shows its transcript, the status line, and y on the offer resumes', async () => {
+      const backend = reopenedBackend(true)
+      const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+      await until(lastFrame, 'Interrupted turn found')
+      const frame = lastFrame() ?? ''
+      expect(frame).toContain('you › earlier prompt')
+      expect(frame).toContain('⚙ shell  $ ls -la')
+      expect(frame).toContain('│ b.txt')
+      expect(frame).toContain('maka › Earlier answer.')
+      expect(frame).toContain('scripted · ~/ws · ask mode')
+      stdin.write('y')
+      await until(lastFrame, 'completed — continuation run r')
+      expect(backend.resume).toHaveBeenCalledTimes(1)
+      expect(backend.submit).not.toHaveBeenCalled()
+      unmount()
+    })
+
+    it('another key dismisses the offer and is typed', async () => {
+      const backend = reopenedBackend(true)
+      const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+      await until(lastFrame, 'Interrupted turn found')
+      stdin.write('/plan')
+      await until(lastFrame, 'Not resumed')
+      stdin.write('\r')
+      await until(lastFrame, 'park — no source run')
+      expect(backend.resume).not.toHaveBeenCalled()
+      unmount()
+    })
+  })
+
+  describe('when Esc is pressed during a turn', () => {
+    it('cancels it and the chat stays open; Ctrl+C then clears the line and leaves', async () => {
+      const backend = reopenedBackend(false)
+      const left: Array<number> = []
+      const { lastFrame, stdin, unmount } = render(
+        <ChatApp backend={backend} controls={{ onLeave: (how) => left.push(how.code) }} />,
+      )
+      await until(lastFrame, 'Earlier answer.')
+      stdin.write('wait')
+      stdin.write('\r')
+      await until(lastFrame, 'The model is working')
+      stdin.write('\u001b')
+      await until(lastFrame, 'Turn cancelled; the chat stays open')
+      expect(backend.cancel).toHaveBeenCalledTimes(1)
+      expect(lastFrame()).not.toContain('The model is working')
+      expect(lastFrame()).not.toContain('Cancelling run')
+      expect(left).toEqual([])
+      stdin.write('typed')
+      await until(lastFrame, '› typed')
+      stdin.write('\u0003')
+      await waitUntil(() => !(lastFrame() ?? '').includes('› typed'))
+      expect(left).toEqual([])
+      stdin.write('\u0003')
+      await waitUntil(() => left.length === 1)
+      expect(left).toEqual([0])
+      unmount()
+    })
+  })
+
+  describe('when Ctrl+D is pressed on an empty line', () => {
+    it('leaves', async () => {
+      const backend = fakeBackend()
+      const left: Array<number> = []
+      const { lastFrame, stdin, unmount } = render(
+        <ChatApp backend={backend} controls={{ onLeave: (how) => left.push(how.code) }} />,
+      )
+      await until(lastFrame, 'Startup recovery')
+      stdin.write('\u0004')
+      await waitUntil(() => left.length === 1)
+      expect(left).toEqual([0])
+      unmount()
+    })
+  })
+})
+
+const waitUntil = async (check: () => boolean) => {
+  const deadline = Date.now() + UNTIL_CEILING_MS
+  while (Date.now() < deadline) {
+    if (check()) return
+    await tick()
+  }
+  throw new Error('the condition never held')
+}
+
+describe('wrapWords', () => {
+  it('breaks rows at spaces, never inside a word that fits, and keeps indentation', () => {
+    const text = 'alpha beta gamma delta epsilon zeta eta theta\n    indented words wrap under their indent'
+    const rows = wrapWords(text, 20).split('\n')
+    for (const row of rows) expect(row.length).toBeLessThanOrEqual(20)
+    expect(
+      rows
+        .join(' ')
+        .split(/\s+/)
+        .filter((w) => w !== ''),
+    ).toEqual(text.split(/\s+/).filter((w) => w !== ''))
+    expect(rows.filter((row) => row.startsWith('    ')).length).toBeGreaterThan(1)
+  })
+
+  it('cuts a word longer than a row', () => {
+    expect(wrapWords('x'.repeat(25), 10).split('\n')).toEqual(['x'.repeat(10), 'x'.repeat(10), 'x'.repeat(5)])
   })
 })

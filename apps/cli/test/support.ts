@@ -235,7 +235,7 @@ export const runHeaders = async (
 
 /**
  * `maka chat` in a tmux pane of its own server: `open` starts it (the pane prints `exit=<code>` when
- * the chat ends), `screen` reads the pane, `keys`/`press`/`type` send input, `close` removes the server.
+ * the chat ends), `screen` reads the pane, `keys`/`press`/`type`/`paste` send input, `close` removes the server.
  */
 export const tmuxChat = (name: string, size: { readonly columns: number; readonly rows: number }) => {
   let socket = ''
@@ -243,6 +243,13 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
   const tmux = (...args: ReadonlyArray<string>): string =>
     execFileSync('/usr/bin/tmux', ['-L', socket, ...args], { encoding: 'utf8' })
   const screen = (): string => tmux('capture-pane', '-p', '-J', '-S', '-200', '-t', 'chat')
+  /** The pane's rows as the terminal shows them (rows the terminal wrapped are not joined). */
+  const rows = (): ReadonlyArray<string> => tmux('capture-pane', '-p', '-S', '-200', '-t', 'chat').split('\n')
+  /** Pastes text as a terminal does (bracketed when the program asked for it). */
+  const paste = (text: string) => {
+    tmux('set-buffer', '-b', 'maka-paste', text)
+    tmux('paste-buffer', '-p', '-d', '-b', 'maka-paste', '-t', 'chat')
+  }
   const keys = (text: string) => tmux('send-keys', '-t', 'chat', '-l', text)
   const press = (...names: ReadonlyArray<string>) => tmux('send-keys', '-t', 'chat', ...names)
   const type = (text: string) => {
@@ -271,6 +278,8 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
     await waitFor('startup recovery', () => screen().includes('Startup recovery:'))
   }
   const close = (): void => {
+    // Never opened: there is no server to stop.
+    if (socket === '') return
     try {
       tmux('kill-server')
     } catch {
@@ -278,5 +287,5 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
     }
     rmSync(tmuxSocketPath(socket), { force: true })
   }
-  return { screen, keys, press, type, open, close }
+  return { screen, rows, paste, keys, press, type, open, close }
 }

@@ -53,7 +53,8 @@ describe('maka chat in a terminal', () => {
         screen().includes('maka › Continuing the listing from the safe boundary.'),
       )
       await waitFor('the end of the continuation', () => /ended: completed/.test(screen()))
-      expect(screen()).not.toContain('you ›')
+      // The reopened session shows its earlier prompt above (issue 24); nothing is submitted after the notice.
+      expect(screen().split('Resuming from the latest safe boundary')[1]).not.toContain('you ›')
 
       // The screen shows the end from the terminal event, which is committed before the terminal
       // header: wait for the header instead of reading it at once.

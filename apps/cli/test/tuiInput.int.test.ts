@@ -1,6 +1,6 @@
 /**
- * `maka chat` in a real pseudo-terminal (tmux): Ctrl+C and SIGINT cancel the running turn durably
- * and leave with 130, two signals leave a run for recovery; backspace edits the line; lines typed
+ * `maka chat` in a real pseudo-terminal (tmux): SIGINT cancels the running turn durably and leaves
+ * with 130, the Ctrl+C key cancels it the same way and keeps the chat, two signals leave a run for recovery; backspace edits the line; lines typed
  * while a turn runs are queued in order; the permission prompt shows what will happen (the path) in
  * the terminal only, and a denied call reads as denied; `/plan` and `/resume` in a session with no
  * run park with `resume_candidate_missing`, like `maka resume plan` on an empty data dir.
@@ -97,16 +97,26 @@ describe('maka chat input and interrupts in a terminal', { timeout: 120_000 }, (
   })
 
   describe('when Ctrl+C is pressed during a turn', () => {
-    it('cancels the turn the same way', async () => {
+    // Issue 24: the key cancels the turn the same durable way but keeps the chat open (decision 216);
+    // a signal from outside still leaves with 130 (above).
+    it('cancels the turn the same way and keeps the chat; Ctrl+C on the idle prompt then leaves with 0', async () => {
       await openChat(['--data-dir', env.dataDir, '--session', 'ckey', '--cwd', env.workspace, '--script', slow])
       type('wait for me')
       await ownerPid(env.dataDir, 'ckey')
       await waitRunning(env.dataDir, 'ckey')
       press('C-c')
 
-      expect(await exitCode()).toBe(130)
-      expect(screen()).toContain('ended: cancelled (user_interrupted)')
+      await waitFor('the cancel', () => screen().includes('ended: cancelled (user_interrupted)'), 30_000)
+      await waitFor(
+        'the header',
+        async () => (await headersNow(env.dataDir, 'ckey')).some((h) => h['status'] === 'cancelled'),
+        30_000,
+      )
+      await waitFor('the lock to go', () => !existsSync(join(env.dataDir, 'sessions', 'ckey', 'owner.lock')), 30_000)
       await expectCancelled('ckey')
+      expect(screen()).not.toMatch(/exit=\d+/)
+      press('C-c')
+      expect(await exitCode()).toBe(0)
     })
   })
 

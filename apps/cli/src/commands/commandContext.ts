@@ -6,6 +6,7 @@ import { type StorePorts } from '@maka/stores'
 import { makeFileStores, nodeStoreFs, syncStoreFs } from '@maka/store-jsonl'
 import type { RunObserver, Runtime, StepRetry } from '@maka/executor'
 import { type EventNarrator, eventJson, formatSummary } from '../eventSummary.js'
+import { toolCallLine, toolOutputPreview } from '../toolActivity.js'
 import { type DataDir, checkDataDir, resolveDataDir } from '../hostInput.js'
 import type { GlobalFlags } from '../CommandFlags.js'
 import { recoveryLine } from '../reportLines.js'
@@ -201,3 +202,58 @@ export const retryLine = (retry: StepRetry): string => {
  */
 export const retryLaterSentence = (sessionId: string): string =>
   `Run \`maka resume --session ${sessionId}\` to try again later.`
+
+// The columns of a summary line, so streamed model text starts where a committed one would.
+const MODEL_TEXT_PREFIX = `${'model'.padEnd(6)} ${'text'.padEnd(19)} `
+const DETAIL_INDENT = ' '.repeat(MODEL_TEXT_PREFIX.length)
+
+/**
+ * The text-mode observer of `run` on its stdout: the model's text as it streams (the committed text
+ * event then only ends its line), each committed event as a summary line, and under a tool call
+ * what it runs (the shell command line, the path) and under its response the first lines of its
+ * output. Those detail lines are for the person reading the command's output only: `--json`, the
+ * verbose log and the ledger never carry them.
+ * @category constructors
+ */
+export const liveEventPrinter = (
+  narrator: EventNarrator,
+  write: (text: string) => void = (text) => {
+    process.stdout.write(text)
+  },
+): RunObserver => {
+  let streaming = false
+  const endStream = () => {
+    if (streaming) write('\n')
+    streaming = false
+  }
+  return {
+    // A step about to be tried again: the words it streamed end their line, and the notice goes to
+    // stderr as `eventPrinter`'s does; the next try streams its answer on a line of its own.
+    onRetry: (retry) => {
+      endStream()
+      process.stderr.write(`${retryLine(retry)}\n`)
+    },
+    onTextDelta: (_runId, text) => {
+      if (text === '') return
+      if (!streaming) write(MODEL_TEXT_PREFIX)
+      streaming = true
+      write(text)
+    },
+    onEvent: (event) => {
+      const summary = narrator.summarize(event)
+      if (streaming && summary.kind === 'text' && event.role === 'model') {
+        endStream()
+        return
+      }
+      endStream()
+      write(`${formatSummary(summary)}\n`)
+      const content = event.content
+      if (content?.kind === 'function_call') {
+        const line = toolCallLine(content.name, content.args)
+        if (line !== null) write(`${DETAIL_INDENT}${line}\n`)
+      } else if (content?.kind === 'function_response' && summary.denied !== true) {
+        for (const line of toolOutputPreview(content.result)) write(`${DETAIL_INDENT}│ ${line}\n`)
+      }
+    },
+  }
+}

@@ -20,6 +20,7 @@ import { failedWriteSentence } from '../writeFailure.js'
 import {
   announcedBy,
   eventPrinter,
+  liveEventPrinter,
   openDataDir,
   retryLaterSentence,
   say,
@@ -54,7 +55,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     safeBoundaryResumeEnabled: safeResume,
     permissionMode: setup.permissionMode,
     verbose,
-    observer: announcedBy(() => setup.line, eventPrinter(narrator, json)),
+    // Text mode streams the model's words and shows what each tool ran and printed; --json keeps its stream.
+    observer: announcedBy(() => setup.line, json ? eventPrinter(narrator, true) : liveEventPrinter(narrator)),
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {

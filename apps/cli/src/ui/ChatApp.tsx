@@ -1,19 +1,25 @@
 /**
  * The chat screen: the transcript (finished entries printed once with ink's Static), the model's
- * streaming text, tool activity, permission prompts (y/n), slash commands and a spinner while the
- * runtime works. Startup recovery runs before the prompt accepts anything. All domain decisions
- * (plans, parks, permissions recorded in the ledger) happen behind the backend.
+ * streaming text, tool activity (what ran, a preview of its output), permission prompts (y/n), slash
+ * commands, a spinner while the runtime works and a status line (model, folder, permission mode).
+ * Startup recovery runs before the prompt accepts anything; a reopened session then shows its
+ * earlier turns and, when its last turn was interrupted, offers to resume it with one key. Keys
+ * (decision 216): Esc or Ctrl+C during a turn cancel the turn and keep the chat; Ctrl+C on an idle
+ * prompt clears a non-empty line, then leaves; Ctrl+D on an empty line leaves. The line itself is
+ * edited by `lineEditor` (node:readline). All domain decisions (plans, parks, permissions recorded
+ * in the ledger) happen behind the backend.
  */
 import { Box, Static, Text, useApp, useInput } from 'ink'
 import { useCallback, useEffect, useRef, useState } from 'react'
-import { type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import type { PermissionQuestion } from '@maka/executor'
-import { type EventNarrator, makeEventNarrator } from '../eventSummary.js'
+import { makeEventNarrator } from '../eventSummary.js'
 import type { InterruptSignal } from '../interrupts.js'
 import type { ChatBackend, Notice } from './chatBackend.js'
-import { HELP_LINES, applyTyped, parseChatInput } from './chatInput.js'
+import { HELP_LINES, parseChatInput } from './chatInput.js'
+import { type EditorState, makeLineEditor } from './lineEditor.js'
 import { Spinner } from './Spinner.js'
-import { type TranscriptEntry, TranscriptItem } from './TranscriptItem.js'
+import { Said, type TranscriptEntry, TranscriptItem } from './TranscriptItem.js'
+import { transcriptOfEvent } from './transcriptOfEvent.js'
 
 interface Keyed {
   readonly id: number
@@ -48,43 +54,8 @@ export interface ChatControls {
 
 const SIGNAL_CODE = { SIGINT: 130, SIGTERM: 143 } as const
 
-const entryOfEvent = (event: RuntimeEvent, narrator: EventNarrator): TranscriptEntry | null => {
-  const summary = narrator.summarize(event)
-  if (isContinuationStartEvent(event)) {
-    return {
-      kind: 'notice',
-      notice: { tone: 'info', text: `Continuation run ${event.runId} started ${summary.text}.` },
-    }
-  }
-  if (isTerminalEvent(event)) {
-    const ok = event.status === 'completed'
-    return { kind: 'notice', notice: { tone: ok ? 'ok' : 'error', text: `Run ${event.runId} ended: ${summary.text}.` } }
-  }
-  switch (summary.kind) {
-    case 'text':
-      return event.role === 'model' && event.content?.kind === 'text'
-        ? { kind: 'model', text: event.content.text }
-        : null
-    case 'function_call':
-      return { kind: 'tool', text: `⚙ ${summary.text}`, failed: false }
-    case 'function_response': {
-      const failed = summary.denied === true || summary.text.endsWith(' error')
-      return {
-        kind: 'tool',
-        text: `${failed ? '✗' : '✓'} ${summary.text}${summary.denied === true ? ' — the tool did not run' : ''}`,
-        failed,
-      }
-    }
-    case 'permission_decision':
-      return {
-        kind: 'tool',
-        text: summary.text === 'deny' ? 'permission denied' : 'permission allowed',
-        failed: summary.text === 'deny',
-      }
-    default:
-      return null
-  }
-}
+// One object for every render without controls, so the callbacks built on it stay the same.
+const NO_CONTROLS: ChatControls = {}
 
 /**
  * The whole chat screen.
@@ -92,18 +63,27 @@ const entryOfEvent = (event: RuntimeEvent, narrator: EventNarrator): TranscriptE
  */
 export const ChatApp = ({
   backend,
-  controls = {},
+  controls = NO_CONTROLS,
 }: {
   readonly backend: ChatBackend
   readonly controls?: ChatControls
 }) => {
   const { exit } = useApp()
   const narrator = useRef(makeEventNarrator())
+  const editor = useRef(makeLineEditor())
+  useEffect(() => {
+    const current = editor.current
+    return () => current.dispose()
+  }, [])
   // Lines submitted while the runtime works wait here, in order, and run one by one afterwards.
   const queue = useRef<Array<string>>([])
   const [queued, setQueued] = useState<ReadonlyArray<string>>([])
-  // Set by the first interrupt: the exit to take once the cancelled run has ended.
+  // Set by the first SIGINT/SIGTERM: the exit to take once the cancelled run has ended.
   const interrupted = useRef<ChatExit | null>(null)
+  // The run a key (Esc, Ctrl+C) is cancelling: the chat stays open once it has ended.
+  const cancelling = useRef<string | null>(null)
+  // Text of a bracketed paste still arriving (null when none is).
+  const pasting = useRef<string | null>(null)
   const drainRef = useRef<() => void>(() => undefined)
   const leave = useCallback(
     (how: ChatExit) => {
@@ -118,19 +98,22 @@ export const ChatApp = ({
   )
   const [streaming, setStreaming] = useState('')
   const [busy, setBusyState] = useState<string | null>('Recovering interrupted runs…')
-  const [input, setInputState] = useState('')
+  const [input, setInputState] = useState<EditorState>({ line: '', cursor: 0 })
   // Refs mirror the state so several keys arriving in one chunk see each other's effects.
   const busyRef = useRef<string | null>('Recovering interrupted runs…')
-  const inputRef = useRef('')
   const setBusy = useCallback((label: string | null) => {
     busyRef.current = label
     setBusyState(label)
   }, [])
-  const setInput = (line: string) => {
-    inputRef.current = line
-    setInputState(line)
-  }
+  const showLine = () => setInputState(editor.current.state())
   const [permission, setPermission] = useState<PendingPermission | null>(null)
+  // The one-key question "resume the interrupted turn?" of a reopened session.
+  const [offer, setOfferState] = useState(false)
+  const offerRef = useRef(false)
+  const setOffer = useCallback((on: boolean) => {
+    offerRef.current = on
+    setOfferState(on)
+  }, [])
 
   const push = useCallback((...added: ReadonlyArray<TranscriptEntry>) => {
     if (added.length === 0) return
@@ -159,16 +142,24 @@ export const ChatApp = ({
         leave(after)
         return
       }
+      if (cancelling.current !== null) {
+        cancelling.current = null
+        pushNotices([{ tone: 'warn', text: 'Turn cancelled; the chat stays open (/resume continues it).' }])
+      }
       drainRef.current()
     },
     [pushNotices, setBusy, leave],
   )
 
+  const started = useRef(false)
   useEffect(() => {
+    // Recovery and the reopened transcript happen once per screen, whatever re-renders.
+    if (started.current) return
+    started.current = true
     backend.attach({
       onTextDelta: (_runId, text) => setStreaming((s) => s + text),
       onEvent: (event) => {
-        const entry = entryOfEvent(event, narrator.current)
+        const entry = transcriptOfEvent(event, narrator.current)
         if (entry?.kind === 'model') setStreaming('')
         if (entry !== null) push(entry)
       },
@@ -177,9 +168,25 @@ export const ChatApp = ({
           setPermission({ question, answer: resolve })
         }),
     })
-    // Startup recovery comes before anything else the user can do.
-    void work('Recovering interrupted runs…', () => backend.recover())
-  }, [backend, push, work])
+    // Startup recovery comes before anything else the user can do; then a reopened session shows
+    // its earlier turns, and offers to resume an interrupted one.
+    void work('Recovering interrupted runs…', async () => {
+      const recovered = await backend.recover()
+      const reopened = backend.reopen === undefined ? null : await backend.reopen()
+      if (reopened === null) return recovered
+      pushNotices(recovered)
+      push(...reopened.entries)
+      if (!reopened.interrupted) return []
+      if (reopened.offerRefused !== undefined) return [{ tone: 'warn', text: reopened.offerRefused }]
+      setOffer(true)
+      return []
+    })
+  }, [backend, push, pushNotices, work, setOffer])
+
+  const resume = () => {
+    pushNotices([{ tone: 'info', text: 'Resuming from the latest safe boundary (no new prompt is sent)…' }])
+    void work('Resuming…', () => backend.resume())
+  }
 
   const submit = (line: string) => {
     const parsed = parseChatInput(line)
@@ -194,7 +201,7 @@ export const ChatApp = ({
         return
       case 'Prompt':
         push({ kind: 'user', text: parsed.text })
-        void work('The model is working…', () => backend.submit(parsed.text))
+        void work('The model is working… (Esc to cancel)', () => backend.submit(parsed.text))
         return
       case 'Command':
         switch (parsed.name) {
@@ -202,7 +209,8 @@ export const ChatApp = ({
             pushNotices(HELP_LINES.map((text) => ({ tone: 'info', text })))
             return
           case '/quit':
-            exit()
+          case '/exit':
+            leave({ code: 0 })
             return
           case '/sessions':
             void work('Listing sessions…', () => backend.sessions())
@@ -211,8 +219,7 @@ export const ChatApp = ({
             void work('Planning…', () => backend.plan())
             return
           case '/resume':
-            pushNotices([{ tone: 'info', text: 'Resuming from the latest safe boundary (no new prompt is sent)…' }])
-            void work('Resuming…', () => backend.resume())
+            resume()
             return
         }
     }
@@ -232,83 +239,148 @@ export const ChatApp = ({
     drain()
   }
 
-  /** Ctrl+C, SIGINT or SIGTERM: cancel the running turn and leave once its end is committed. */
-  const interrupt = (signal: InterruptSignal | 'key') => {
-    const code = signal === 'key' ? SIGNAL_CODE.SIGINT : SIGNAL_CODE[signal]
-    if (interrupted.current !== null) {
-      controls.exitNow?.({ code: interrupted.current.code, line: 'maka: interrupted again; exiting now.' })
-      return
-    }
-    const runId = backend.cancel()
-    if (runId === null) {
-      // Nothing to cancel: the key leaves like /quit, a signal with its own code.
-      leave({ code: signal === 'key' ? 0 : code })
-      return
-    }
-    interrupted.current = { code, line: `maka: interrupted; run ${runId} cancelled` }
-    queue.current = []
-    setQueued([])
+  const denyPending = () => {
     if (permission !== null) {
       setPermission(null)
       permission.answer('deny')
     }
   }
+
+  /** SIGINT or SIGTERM from outside: cancel the running turn and leave once its end is committed. */
+  const interrupt = (signal: InterruptSignal) => {
+    const code = SIGNAL_CODE[signal]
+    if (interrupted.current !== null) {
+      controls.exitNow?.({ code: interrupted.current.code, line: 'maka: interrupted again; exiting now.' })
+      return
+    }
+    const runId = cancelling.current ?? backend.cancel()
+    if (runId === null) {
+      leave({ code })
+      return
+    }
+    interrupted.current = { code, line: `maka: interrupted; run ${runId} cancelled` }
+    queue.current = []
+    setQueued([])
+    denyPending()
+  }
   const interruptRef = useRef(interrupt)
   interruptRef.current = interrupt
   useEffect(() => controls.onSignal?.((signal) => interruptRef.current(signal)), [controls])
 
+  /** Esc or Ctrl+C while a turn runs: cancel it, keep the chat. False when no turn runs. */
+  const cancelTurn = (): boolean => {
+    if (cancelling.current !== null) return true
+    const runId = backend.cancel()
+    if (runId === null) return false
+    cancelling.current = runId
+    queue.current = []
+    setQueued([])
+    denyPending()
+    setBusy(`Cancelling run ${runId}…`)
+    return true
+  }
+
+  /** Ctrl+C: cancel the turn; on an idle prompt clear the line, or leave when it is empty. */
+  const ctrlC = () => {
+    if (cancelling.current !== null) {
+      // A second Ctrl+C while the cancel is being committed: leave now, like a second signal.
+      controls.exitNow?.({ code: SIGNAL_CODE.SIGINT, line: 'maka: interrupted again; exiting now.' })
+      return
+    }
+    if (cancelTurn()) return
+    if (editor.current.state().line !== '') {
+      editor.current.clear()
+      showLine()
+      return
+    }
+    leave({ code: 0 })
+  }
+
   useInput((typed, key) => {
+    if (pasting.current !== null) {
+      // A bracketed paste: everything up to its end marker is text, newlines included.
+      if (typed === '[201~') {
+        editor.current.paste(pasting.current)
+        pasting.current = null
+        showLine()
+      } else {
+        pasting.current += key.return ? '\n' : key.tab ? '\t' : typed
+      }
+      return
+    }
+    if (typed === '[200~') {
+      pasting.current = ''
+      return
+    }
     if (key.ctrl && typed === 'c') {
-      interrupt('key')
+      ctrlC()
       return
     }
     if (permission !== null) {
+      if (key.escape) {
+        cancelTurn()
+        return
+      }
       const answer = typed.toLowerCase() === 'y' ? 'allow' : typed.toLowerCase() === 'n' ? 'deny' : null
       if (answer === null) return
       setPermission(null)
       permission.answer(answer)
       return
     }
+    if (offerRef.current) {
+      // One key answers: y or Enter resumes, n or Esc does not. Anything else is the start of a
+      // line: the offer steps aside (not resumed) and the key is typed as usual.
+      const yes = key.return || typed === 'y' || typed === 'Y'
+      const no = key.escape || typed === 'n' || typed === 'N'
+      setOffer(false)
+      pushNotices([
+        { tone: 'info', text: yes ? 'Resuming the interrupted turn.' : 'Not resumed; /resume continues it later.' },
+      ])
+      if (yes) {
+        resume()
+        return
+      }
+      if (no) return
+    }
+    if (key.escape) {
+      cancelTurn()
+      return
+    }
+    if (key.ctrl && typed === 'd') {
+      if (editor.current.state().line === '' && busyRef.current === null) leave({ code: 0 })
+      return
+    }
     if (key.return) {
-      const line = inputRef.current
-      setInput('')
+      const line = editor.current.submit()
+      showLine()
       enqueue(line)
       return
     }
-    if (key.backspace || key.delete) {
-      setInput(applyTyped(inputRef.current, '\u007f').line)
-      return
+    if (key.backspace || key.delete) editor.current.press('backspace')
+    else if (key.leftArrow) editor.current.press('left', { ctrl: key.ctrl })
+    else if (key.rightArrow) editor.current.press('right', { ctrl: key.ctrl })
+    else if (key.upArrow) editor.current.press('up')
+    else if (key.downArrow) editor.current.press('down')
+    else if (key.home) editor.current.press('home')
+    else if (key.end) editor.current.press('end')
+    else if (key.ctrl || key.meta) editor.current.chord(typed, key.ctrl ? 'ctrl' : 'meta')
+    else if (!key.tab && !key.pageUp && !key.pageDown) {
+      // A chunk may hold several keys (keys typed while the screen was busy): each control
+      // character edits the line, each finished line is queued in turn.
+      for (const done of editor.current.type(typed)) enqueue(done)
     }
-    if (
-      key.ctrl ||
-      key.meta ||
-      key.tab ||
-      key.escape ||
-      key.upArrow ||
-      key.downArrow ||
-      key.leftArrow ||
-      key.rightArrow
-    )
-      return
-    // A chunk may hold several keys (pasted text, keys typed while the screen was busy): each
-    // backspace edits the line, each finished line is queued in turn.
-    const { line, submitted } = applyTyped(inputRef.current, typed)
-    setInput(line)
-    for (const done of submitted) enqueue(done)
+    showLine()
   })
 
+  const before = input.line.slice(0, input.cursor)
+  const atCursor = input.line.slice(input.cursor, input.cursor + 1)
+  const after = input.line.slice(input.cursor + 1)
+  const status = backend.status
   return (
     <>
       <Static items={[...entries]}>{(item) => <TranscriptItem key={item.id} entry={item.entry} />}</Static>
       <Box flexDirection="column">
-        {streaming === '' ? null : (
-          <Box>
-            <Text color="magenta" bold>
-              {'maka › '}
-            </Text>
-            <Text>{streaming}</Text>
-          </Box>
-        )}
+        {streaming === '' ? null : <Said who="maka ›" color="magenta" text={streaming} />}
         {permission === null ? null : (
           <Text color="yellow" bold>
             {`Allow ${permission.question.toolName}${
@@ -316,15 +388,31 @@ export const ChatApp = ({
             } (tool call ${permission.question.toolCallId})? [y/n]`}
           </Text>
         )}
+        {offer ? (
+          <Text color="yellow" bold>
+            Interrupted turn found: resume it from its latest safe boundary? [y/n]
+          </Text>
+        ) : null}
         {queued.map((line, i) => (
           <Text key={i} dimColor>{`queued › ${line}`}</Text>
         ))}
         {busy === null ? null : <Spinner label={busy} />}
-        <Text>
-          <Text color="blue">{'› '}</Text>
-          {input}
-          <Text inverse> </Text>
-        </Text>
+        <Box>
+          <Box flexShrink={0} width={2}>
+            <Text color="blue">›</Text>
+          </Box>
+          <Text>
+            {before}
+            {atCursor === '' || atCursor === '\n' ? <Text inverse> </Text> : <Text inverse>{atCursor}</Text>}
+            {atCursor === '\n' ? '\n' : ''}
+            {after}
+          </Text>
+        </Box>
+        {status === undefined ? null : (
+          <Text dimColor wrap="truncate-end">
+            {`${status.model} · ${status.folder} · ${status.permissionMode} mode · Esc cancels a turn · /help`}
+          </Text>
+        )}
       </Box>
     </>
   )

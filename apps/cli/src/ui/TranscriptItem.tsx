@@ -2,7 +2,8 @@
  * One finished line of the chat transcript: a user prompt, a model answer, tool activity or a
  * notice from the host.
  */
-import { Box, Text } from 'ink'
+import { Box, Text, useStdout } from 'ink'
+import wrapAnsi from 'wrap-ansi'
 import type { Notice } from './chatBackend.js'
 
 /**
@@ -13,10 +14,65 @@ export type TranscriptEntry =
   | { readonly kind: 'banner'; readonly text: string }
   | { readonly kind: 'user'; readonly text: string }
   | { readonly kind: 'model'; readonly text: string }
-  | { readonly kind: 'tool'; readonly text: string; readonly failed: boolean }
+  | {
+      readonly kind: 'tool'
+      readonly text: string
+      readonly failed: boolean
+      /** What the call runs: the shell command line, the path (terminal only). */
+      readonly detail?: string
+      /** The first lines of the call's output (terminal only). */
+      readonly preview?: ReadonlyArray<string>
+    }
   | { readonly kind: 'notice'; readonly notice: Notice }
 
 const toneColor = { info: 'gray', ok: 'green', warn: 'yellow', error: 'red' } as const
+
+/**
+ * Wraps text at word boundaries to `width` columns (a word longer than a row is cut), keeping each
+ * line's indentation on its continuation rows. Ink's own wrapping keeps the space it breaks at, so a
+ * row could be one column too wide and the terminal would then break it mid-word.
+ * @category combinators
+ */
+export const wrapWords = (text: string, width: number): string =>
+  text
+    .split('\n')
+    .map((line) => {
+      const indent = /^[ \t]*/.exec(line)?.[0] ?? ''
+      const rows = wrapAnsi(line.slice(indent.length), Math.max(8, width - indent.length), { hard: true, trim: true })
+      return rows
+        .split('\n')
+        .map((row) => `${indent}${row}`)
+        .join('\n')
+    })
+    .join('\n')
+
+/**
+ * A prompt or an answer: its speaker, then its text wrapped at word boundaries beside it.
+ * @category constructors
+ */
+export const Said = ({
+  who,
+  color,
+  text,
+}: {
+  readonly who: string
+  readonly color: 'blue' | 'magenta'
+  readonly text: string
+}) => {
+  const { stdout } = useStdout()
+  const columns = stdout.columns > 0 ? stdout.columns : 80
+  const prefix = who.length + 1
+  return (
+    <Box>
+      <Box flexShrink={0} width={prefix}>
+        <Text color={color} bold>
+          {who}
+        </Text>
+      </Box>
+      <Text>{wrapWords(text, columns - prefix)}</Text>
+    </Box>
+  )
+}
 
 /**
  * Renders one entry.
@@ -27,25 +83,21 @@ export const TranscriptItem = ({ entry }: { readonly entry: TranscriptEntry }) =
     case 'banner':
       return <Text bold>{entry.text}</Text>
     case 'user':
-      return (
-        <Box>
-          <Text color="blue" bold>
-            {'you › '}
-          </Text>
-          <Text>{entry.text}</Text>
-        </Box>
-      )
+      return <Said who="you ›" color="blue" text={entry.text} />
     case 'model':
+      return <Said who="maka ›" color="magenta" text={entry.text} />
+    case 'tool':
       return (
-        <Box>
-          <Text color="magenta" bold>
-            {'maka › '}
+        <Box flexDirection="column">
+          <Text color={entry.failed ? 'red' : 'cyan'}>
+            {`  ${entry.text}`}
+            {entry.detail === undefined ? '' : <Text dimColor>{`  ${entry.detail}`}</Text>}
           </Text>
-          <Text>{entry.text}</Text>
+          {(entry.preview ?? []).map((line, i) => (
+            <Text key={i} dimColor wrap="truncate-end">{`    │ ${line}`}</Text>
+          ))}
         </Box>
       )
-    case 'tool':
-      return <Text color={entry.failed ? 'red' : 'cyan'}>{`  ${entry.text}`}</Text>
     case 'notice':
       return <Text color={toneColor[entry.notice.tone]}>{entry.notice.text}</Text>
   }

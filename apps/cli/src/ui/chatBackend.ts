@@ -18,7 +18,11 @@ import {
 import { DEMO_SCRIPT } from '@maka/providers'
 import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
 import { ownerLockLiveness } from '@maka/host-inspector'
-import { listSessionSummaries } from '@maka/sessions'
+import { listSessionSummaries, loadSessionOutline, summarizeStoredSession } from '@maka/sessions'
+import { homedir } from 'node:os'
+import { makeEventNarrator } from '../eventSummary.js'
+import type { TranscriptEntry } from './TranscriptItem.js'
+import { transcriptOfEvent } from './transcriptOfEvent.js'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
 import { failedWriteSentence } from '../writeFailure.js'
@@ -43,12 +47,37 @@ export interface ChatListener {
 }
 
 /**
+ * What the status line under the prompt says: the model, the folder and the permission mode.
+ * @category models
+ */
+export interface ChatStatus {
+  readonly model: string
+  readonly folder: string
+  readonly permissionMode: string
+}
+
+/**
+ * What the chat finds when it opens a session that has runs: its transcript (user, model and tool
+ * lines from the ledgers) and whether its latest turn was interrupted, i.e. whether to offer a resume.
+ * @category models
+ */
+export interface Reopened {
+  readonly entries: ReadonlyArray<TranscriptEntry>
+  readonly interrupted: boolean
+  /** Why no resume is offered for an interrupted turn (e.g. safe resume is off); shown instead. */
+  readonly offerRefused?: string
+}
+
+/**
  * The chat screen's view of the runtime.
  * @category models
  */
 export interface ChatBackend {
   readonly sessionId: string
   readonly banner: ReadonlyArray<string>
+  readonly status?: ChatStatus
+  /** The session's transcript and interrupted mark, read after startup recovery. */
+  reopen?(): Promise<Reopened>
   attach(listener: ChatListener): void
   recover(): Promise<ReadonlyArray<Notice>>
   submit(prompt: string): Promise<ReadonlyArray<Notice>>
@@ -80,7 +109,28 @@ export interface ChatBackendOptions {
   readonly resolveContinuationProvider?: (scripts: ScriptDefaults) => ContinuationProviderResolver
   readonly safeBoundaryResumeEnabled: boolean
   readonly verbose: boolean
+  /** The model the status line names; by default the one `choice` makes. */
+  readonly modelLabel?: string
 }
+
+// At most this many lines of earlier turns are drawn when a session reopens; `maka show` has them all.
+const REOPEN_LINES = 200
+
+/**
+ * The model a provider choice uses, as the status line names it.
+ * @category constructors
+ */
+export const modelLabelOf = (choice: ProviderChoice): string =>
+  choice.kind === 'scripted' ? 'scripted' : `${choice.model} (openai-compatible)`
+
+/**
+ * A folder as the status line shows it: under the home folder with `~`.
+ * @category constructors
+ */
+export const folderLabel = (folder: string, home: string = homedir()): string =>
+  home !== '' && home !== '/' && (folder === home || folder.startsWith(`${home}/`))
+    ? `~${folder.slice(home.length)}`
+    : folder
 
 const plain = makeStyle(false)
 
@@ -117,8 +167,51 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
         options.safeBoundaryResumeEnabled ? 'on' : 'off'
       } · /help for commands`,
     ],
+    status: {
+      model: options.modelLabel ?? modelLabelOf(options.choice),
+      folder: folderLabel(options.cwd),
+      permissionMode: options.permissionMode,
+    },
     attach: (next) => {
       listener = next
+    },
+    reopen: async () => {
+      const summary = await summarizeStoredSession(stores, sessionId, ownerLockLiveness)
+      const record = await stores.sessions.read(sessionId)()
+      if (E.isLeft(record) || summary.runCount === 0) return { entries: [], interrupted: false }
+      const outline = await loadSessionOutline<{
+        readonly toolCallId?: string
+        readonly entry: TranscriptEntry | null
+      }>(stores, record.right, () => {
+        const narrator = makeEventNarrator()
+        return (event: RuntimeEvent) => ({ entry: transcriptOfEvent(event, narrator, { history: true }) })
+      })
+      const entries: Array<TranscriptEntry> = []
+      if (E.isRight(outline)) {
+        for (const run of outline.right.runs) {
+          await outline.right.timeline(run.runId, (rows) => {
+            for (const row of rows) if (row.entry !== null) entries.push(row.entry)
+          })
+        }
+      }
+      const shown = entries.slice(-REOPEN_LINES)
+      const left = entries.length - shown.length
+      return {
+        entries: [
+          {
+            kind: 'notice',
+            notice: {
+              tone: 'info',
+              text: `Earlier in this session${left > 0 ? ` (the last ${shown.length} lines; maka show ${sessionId} has all)` : ''}:`,
+            },
+          },
+          ...shown,
+        ],
+        interrupted: summary.interrupted,
+        ...(options.safeBoundaryResumeEnabled
+          ? {}
+          : { offerRefused: 'Its last turn was interrupted; set MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1 to resume it.' }),
+      }
     },
     recover: async () => {
       const { actions } = await runtime.recover()

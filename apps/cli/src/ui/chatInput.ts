@@ -1,13 +1,14 @@
 /**
  * What a line typed into the chat means: a prompt for the model, or a slash command with its
- * arguments. Pure, so the TUI's command rules are tested without a terminal.
+ * arguments. Pure, so the TUI's command rules are tested without a terminal. The line itself is
+ * edited by `lineEditor`.
  */
 
 /**
  * The slash commands of the TUI.
  * @category models
  */
-export const SLASH_COMMANDS = ['/resume', '/plan', '/sessions', '/help', '/quit'] as const
+export const SLASH_COMMANDS = ['/resume', '/plan', '/sessions', '/help', '/quit', '/exit'] as const
 
 /**
  * A slash command name.
@@ -52,37 +53,8 @@ export const HELP_LINES: ReadonlyArray<string> = [
   '/plan      show what /resume would do, without doing it',
   '/sessions  list the sessions of this data directory',
   '/help      this help',
-  '/quit      leave (Ctrl+C too; during a turn Ctrl+C cancels it and leaves)',
+  '/exit      leave (also /quit, Ctrl+D on an empty line, Ctrl+C on an empty idle line)',
+  'Keys: Esc or Ctrl+C cancel a running turn (the chat stays open); Ctrl+C clears the line;',
+  '  Up/Down walk the input history; Left/Right, Home/End, Ctrl+A/E move; Ctrl+U, Ctrl+K, Ctrl+W delete;',
+  '  a pasted block of lines is sent as one message.',
 ]
-
-/**
- * Applies a chunk of typed keys to the line being edited: a backspace (DEL or BS) deletes the last
- * character, Enter finishes a line (several in a pasted chunk), other control characters are
- * dropped so they never reach a prompt. Returns the line still being edited and the finished ones,
- * in order.
- * @category constructors
- */
-export const applyTyped = (
-  current: string,
-  typed: string,
-): { readonly line: string; readonly submitted: ReadonlyArray<string> } => {
-  const submitted: Array<string> = []
-  let line = [...current]
-  let afterCr = false
-  for (const ch of typed) {
-    if (ch === '\n' && afterCr) {
-      afterCr = false
-      continue
-    }
-    afterCr = ch === '\r'
-    if (ch === '\r' || ch === '\n') {
-      submitted.push(line.join(''))
-      line = []
-    } else if (ch === '\u007f' || ch === '\b') {
-      line.pop()
-    } else if (ch >= ' ') {
-      line.push(ch)
-    }
-  }
-  return { line: line.join(''), submitted }
-}
