@@ -48,6 +48,10 @@ const onlyRun = async (dataDir: string, sessionId: string) => {
   return { header, rows: await ledgerRows(dataDir, sessionId, String(header['runId'])) }
 }
 
+// A run's stderr without the one line that says which model and mode it uses (decision 186).
+const failureLines = (stderr: string): ReadonlyArray<string> =>
+  stderr.split('\n').filter((line) => line !== '' && !line.startsWith('maka: using '))
+
 type Message = { readonly role: string; readonly content?: unknown; readonly tool_calls?: unknown }
 const messagesOf = (request: Record<string, unknown> | undefined): ReadonlyArray<Message> =>
   (request?.['messages'] as ReadonlyArray<Message> | undefined) ?? []
@@ -207,7 +211,7 @@ describe('maka with an openai-compatible endpoint', () => {
       const dirs = await scratch()
       const result = await run(double, 'r429', dirs)
       expect(result.code, result.stderr).toBe(0)
-      expect(result.stderr.split('\n').filter((l) => l !== '')).toEqual([
+      expect(failureLines(result.stderr)).toEqual([
         'maka: The model endpoint is limiting the rate of requests (HTTP 429). Trying again in 1 s (try 2 of 5).',
       ])
       expect(double.requests).toHaveLength(2)
@@ -222,7 +226,7 @@ describe('maka with an openai-compatible endpoint', () => {
       const dirs = await scratch()
       const result = await run(double, 'r500', dirs, { MAKA_PROVIDER_MAX_ATTEMPTS: '3' })
       expect(result.code, result.stderr).toBe(1)
-      const lines = result.stderr.split('\n').filter((l) => l !== '')
+      const lines = failureLines(result.stderr)
       expect(lines.slice(0, 2)).toEqual([
         expect.stringMatching(/^maka: The model endpoint answered HTTP 500\. Trying again in .+ \(try 2 of 3\)\.$/),
         expect.stringMatching(/^maka: The model endpoint answered HTTP 500\. Trying again in .+ \(try 3 of 3\)\.$/),
@@ -301,7 +305,7 @@ describe('maka with an openai-compatible endpoint', () => {
         { OPENAI_LOG: 'debug' },
       )
       expect(result.code, result.stderr).toBe(1)
-      expect(result.stderr).toBe('maka: The model endpoint sent a chunk that is not valid JSON.\n')
+      expect(failureLines(result.stderr)).toEqual(['maka: The model endpoint sent a chunk that is not valid JSON.'])
       expect(result.stdout).not.toContain(ECHOED_BODY)
       expect(double.requests).toHaveLength(1)
     })

@@ -124,8 +124,8 @@ describe('maka chat for a day of work', { timeout: 180_000 }, () => {
       expect(text).toContain('│ first-out')
       expect(text).toContain('│ second-out')
       expect(text).not.toContain('Interrupted turn found')
-      // The status line: model, folder, permission mode.
-      expect(text).toMatch(new RegExp(`scripted · ${env.workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · ask mode`))
+      // The status line: model, folder, permission mode — the mode the session's turn recorded (`--yes`).
+      expect(text).toMatch(new RegExp(`scripted · ${env.workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · allow mode`))
     })
   })
 
