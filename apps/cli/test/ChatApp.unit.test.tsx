@@ -81,6 +81,8 @@ describe('parseChatInput', () => {
     ['/resume', { _tag: 'Command', name: '/resume' }],
     ['  /resume  ', { _tag: 'Command', name: '/resume' }],
     ['/resume now', { _tag: 'Usage', usage: 'Usage: /resume' }],
+    ['/resume list', { _tag: 'ResumeList' }],
+    ['/resume list now', { _tag: 'Usage', usage: 'Usage: /resume' }],
     ['/plan x', { _tag: 'Usage', usage: 'Usage: /plan' }],
     ['/nope', { _tag: 'Unknown', name: '/nope' }],
   ])('reads %j', (line, expected) => {
@@ -106,6 +108,62 @@ describe('ChatApp', () => {
       expect(frame).toContain('maka › Streamed words.')
       expect(backend.resume).toHaveBeenCalledTimes(1)
       expect(backend.submit).not.toHaveBeenCalled()
+      unmount()
+    })
+  })
+
+  describe('when /resume has other interrupted sessions to offer', () => {
+    const listing = () => {
+      const backend = fakeBackend()
+      const switchTo = vi.fn((id: string): ReadonlyArray<Notice> => [{ tone: 'info', text: `now on ${id}` }])
+      const entry = (sessionId: string, canContinue: boolean) => ({
+        sessionId,
+        title: `title of ${sessionId}`,
+        age: '3 min ago',
+        folder: '/w',
+        canContinue,
+        verdict: canContinue ? 'can continue' : 'cannot continue: the reason',
+      })
+      const resumeChoices = vi.fn(async () => [entry('a', true), entry('b', false)])
+      return { backend: { ...backend, resumeChoices, switchTo }, resumeChoices, switchTo }
+    }
+
+    it('lists them numbered, and a number picks one, switches to it and resumes it', async () => {
+      const { backend, resumeChoices, switchTo } = listing()
+      const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+      await until(lastFrame, 'Startup recovery')
+      stdin.write('/resume')
+      stdin.write('\r')
+      await until(lastFrame, '2. title of b · 3 min ago · /w · cannot continue: the reason (b)')
+      expect(lastFrame()).toContain('1. title of a · 3 min ago · /w · can continue (a)')
+      expect(resumeChoices).toHaveBeenCalledWith(false)
+      stdin.write('7')
+      stdin.write('\r')
+      await until(lastFrame, 'Type a number from 1 to 2')
+      expect(backend.resume).not.toHaveBeenCalled()
+      stdin.write('1')
+      stdin.write('\r')
+      await until(lastFrame, 'completed — continuation run r')
+      expect(switchTo).toHaveBeenCalledWith('a')
+      expect(lastFrame()).toContain('now on a')
+      expect(lastFrame()).not.toContain('Interrupted sessions, newest first')
+      expect(backend.resume).toHaveBeenCalledTimes(1)
+      unmount()
+    })
+
+    it('/resume list always lists, and Esc picks none', async () => {
+      const { backend, resumeChoices, switchTo } = listing()
+      const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+      await until(lastFrame, 'Startup recovery')
+      stdin.write('/resume list')
+      stdin.write('\r')
+      await until(lastFrame, 'Interrupted sessions, newest first')
+      expect(resumeChoices).toHaveBeenCalledWith(true)
+      stdin.write('\u001b')
+      await until(lastFrame, 'No session picked.')
+      expect(lastFrame()).not.toContain('Interrupted sessions, newest first')
+      expect(switchTo).not.toHaveBeenCalled()
+      expect(backend.resume).not.toHaveBeenCalled()
       unmount()
     })
   })

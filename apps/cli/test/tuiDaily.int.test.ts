@@ -5,7 +5,8 @@
  * an idle prompt clears a typed line, then leaves; Ctrl+D on an empty line and `/exit` leave; the
  * line is edited with the cursor, Ctrl+U and the history; a pasted block of lines is one message;
  * tool lines show what ran and a preview of its output; a status line names the model, the folder
- * and the permission mode; long answers wrap at word boundaries.
+ * and the permission mode; long answers wrap at word boundaries; `/resume` with nothing to continue
+ * here lists the interrupted sessions of the data directory and resumes the one picked by number.
  */
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
@@ -164,6 +165,54 @@ describe('maka chat for a day of work', { timeout: 180_000 }, () => {
       keys('n')
       await waitFor('the refusal', () => screen().includes('Not resumed; /resume continues it later.'), 60_000)
       expect(await headersNow(env.dataDir, 'later')).toHaveLength(1)
+    })
+  })
+
+  describe('when this session has nothing interrupted but another session has', () => {
+    it('/resume lists it with title, age, folder and verdict; a number picks it and resumes it', async () => {
+      const here = await scratch()
+      await interruptedSession(here.dataDir, here.workspace, 'elsewhere', here.root)
+      const hello = await runCli(
+        ['run', '--data-dir', here.dataDir, '--session', 'current', '--cwd', here.workspace, '--script', ok, 'hello'],
+        { flag: true },
+      )
+      expect(hello.code).toBe(0)
+      const cont = await scriptFile(here.root, 'pick-cont.json', [{ text: 'Finished from the pick.' }])
+      await chat.open(
+        ['--data-dir', here.dataDir, '--session', 'current', '--cwd', here.workspace, '--script', cont],
+        true,
+      )
+      await waitFor('the reopened transcript', () => screen().includes('you › hello'), 60_000)
+
+      // `/resume list` shows the list whatever this session holds; Esc picks none.
+      type('/resume list')
+      await waitFor('the list', () => screen().includes('Interrupted sessions, newest first'), 60_000)
+      press('Escape')
+      await waitFor('no pick', () => screen().includes('No session picked.'), 60_000)
+      await waitFor('the list to go', () => !screen().includes('Interrupted sessions, newest first'), 60_000)
+      expect(await headersNow(here.dataDir, 'elsewhere')).toHaveLength(1)
+
+      // `/resume` here has nothing to continue, so it lists the interrupted session of the data dir.
+      type('/resume')
+      await waitFor('the list', () => screen().includes('Interrupted sessions, newest first'), 60_000)
+      expect(screen()).toMatch(/1\. list the files · (just now|\d+ min ago) · \S*\/ws · can continue \(elsewhere\)/)
+      expect(screen()).not.toContain('(current)')
+      type('1')
+      await waitFor('the resume notice', () => screen().includes('Resuming from the latest safe boundary'), 60_000)
+      await waitFor('the continuation', () => screen().includes('maka › Finished from the pick.'), 60_000)
+      await waitFor('the end of the continuation', () => /ended: completed/.test(screen()), 60_000)
+      const headers = await waitFor(
+        'the terminal header of the continuation',
+        async () => {
+          const all = await headersNow(here.dataDir, 'elsewhere')
+          return all.some((h) => h['continuationSource'] !== undefined && h['status'] === 'completed') ? all : undefined
+        },
+        60_000,
+      )
+      expect(headers).toHaveLength(2)
+      // No prompt was sent again, and the chat's first session was not touched.
+      expect(await userTexts(here.dataDir, 'elsewhere')).toEqual(['list the files'])
+      expect(await headersNow(here.dataDir, 'current')).toHaveLength(1)
     })
   })
 

@@ -3,9 +3,12 @@
  * it was interrupted, its folder, and whether it can continue or why not (a dry-run plan after the
  * recovery pass, as `maka resume` makes) — and a list to choose one from; the chosen session is
  * resumed as `maka resume --session ID` would. Without a terminal the list is printed and the
- * command exits 2 asking for `--session` (decision 191).
+ * command exits 2 asking for `--session` (decision 191). The entries are built by `pickEntries`,
+ * which the chat's `/resume` list uses too (decision 240).
  */
 import { describeCode } from '@maka/events'
+import type { Runtime } from '@maka/executor'
+import type { SessionSummary } from '@maka/sessions'
 import { composeRuntime } from '../composeRuntime.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
@@ -52,6 +55,40 @@ export const pickLine = (entry: PickEntry): string =>
   `${entry.title} · ${entry.age} · ${entry.folder} · ${entry.verdict} (${entry.sessionId})`
 
 /**
+ * The pick list's entries of interrupted sessions (already in `interruptedFirst` order): each planned
+ * by the runtime (a dry run, nothing is written); a session recovery refused to repair cannot
+ * continue (`recovery_unwritable`). Shared by `maka resume --pick` and the chat's `/resume` list.
+ * @category constructors
+ */
+export const pickEntries = async (
+  planner: Pick<Runtime, 'plan'>,
+  interrupted: ReadonlyArray<SessionSummary>,
+  refused: { has(sessionId: string): boolean },
+  now: number = Date.now(),
+): Promise<ReadonlyArray<PickEntry>> => {
+  const entries: Array<PickEntry> = []
+  for (const summary of interrupted) {
+    // A session recovery could not repair here cannot continue here (it parks recovery_unwritable).
+    const plan = refused.has(summary.sessionId)
+      ? { disposition: 'park', rejectionReasons: ['recovery_unwritable'] }
+      : await planner.plan({ sessionId: summary.sessionId })
+    const [first, ...rest] = plan.rejectionReasons
+    const canContinue = plan.disposition === 'continue'
+    entries.push({
+      sessionId: summary.sessionId,
+      title: summary.title ?? '(untitled)',
+      age: ageOf(summary.latestRun?.createdAt ?? summary.createdAt, now),
+      folder: summary.cwd ?? '?',
+      canContinue,
+      verdict: canContinue
+        ? 'can continue'
+        : `cannot continue: ${first === undefined ? 'no safe boundary' : describeCode(first).replace(/\.$/, '')}${rest.length === 0 ? '' : ` (+${rest.length} more)`}`,
+    })
+  }
+  return entries
+}
+
+/**
  * Lists the interrupted sessions and resumes the one the person picks.
  * @category constructors
  */
@@ -79,25 +116,7 @@ export const resumePick = async (flags: ResumeFlags, globals: GlobalFlags): Prom
   })
   const ids = interrupted.map((s) => s.sessionId)
   const refusals = await recoveryForPlanning(runtime, workspace, ids)
-  const entries: Array<PickEntry> = []
-  for (const summary of interrupted) {
-    // A session recovery could not repair here cannot continue here (it parks recovery_unwritable).
-    const plan = refusals.has(summary.sessionId)
-      ? { disposition: 'park', rejectionReasons: ['recovery_unwritable'] }
-      : await runtime.plan({ sessionId: summary.sessionId })
-    const [first, ...rest] = plan.rejectionReasons
-    const canContinue = plan.disposition === 'continue'
-    entries.push({
-      sessionId: summary.sessionId,
-      title: summary.title ?? '(untitled)',
-      age: ageOf(summary.latestRun?.createdAt ?? summary.createdAt),
-      folder: summary.cwd ?? '?',
-      canContinue,
-      verdict: canContinue
-        ? 'can continue'
-        : `cannot continue: ${first === undefined ? 'no safe boundary' : describeCode(first).replace(/\.$/, '')}${rest.length === 0 ? '' : ` (+${rest.length} more)`}`,
-    })
-  }
+  const entries = await pickEntries(runtime, interrupted, refusals)
   if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
     say('Interrupted sessions, newest first:')
     for (const entry of entries) say(`  ${pickLine(entry)}`)

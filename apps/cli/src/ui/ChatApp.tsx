@@ -7,13 +7,17 @@
  * (decision 216): Esc or Ctrl+C during a turn cancel the turn and keep the chat; Ctrl+C on an idle
  * prompt clears a non-empty line, then leaves; Ctrl+D on an empty line leaves. The line itself is
  * edited by `lineEditor` (node:readline). All domain decisions (plans, parks, permissions recorded
- * in the ledger) happen behind the backend.
+ * in the ledger) happen behind the backend. `/resume` with nothing to continue here (or `/resume
+ * list`) shows the interrupted sessions as a numbered list; a number and Enter picks one, which the
+ * chat switches to and resumes through the same `resume()`, and Esc leaves the list (decision 240).
  */
 import { Box, Static, Text, useApp, useInput } from 'ink'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import type { PermissionQuestion } from '@maka/executor'
 import { makeEventNarrator } from '../eventSummary.js'
 import type { InterruptSignal } from '../interrupts.js'
+import type { PickEntry } from '../commands/resumePick.js'
+import { pickLine } from '../commands/resumePick.js'
 import type { ChatBackend, Notice } from './chatBackend.js'
 import { HELP_LINES, parseChatInput } from './chatInput.js'
 import { type EditorState, makeLineEditor } from './lineEditor.js'
@@ -115,6 +119,14 @@ export const ChatApp = ({
     setOfferState(on)
   }, [])
 
+  // The interrupted sessions `/resume` listed, while the user picks one by number.
+  const [picking, setPickingState] = useState<ReadonlyArray<PickEntry> | null>(null)
+  const pickingRef = useRef<ReadonlyArray<PickEntry> | null>(null)
+  const setPicking = useCallback((list: ReadonlyArray<PickEntry> | null) => {
+    pickingRef.current = list
+    setPickingState(list)
+  }, [])
+
   const push = useCallback((...added: ReadonlyArray<TranscriptEntry>) => {
     if (added.length === 0) return
     setEntries((prev) => [...prev, ...added.map((entry) => ({ id: nextId.current++, entry }))])
@@ -183,12 +195,54 @@ export const ChatApp = ({
     })
   }, [backend, push, pushNotices, work, setOffer])
 
+  const RESUMING: Notice = { tone: 'info', text: 'Resuming from the latest safe boundary (no new prompt is sent)…' }
   const resume = () => {
-    pushNotices([{ tone: 'info', text: 'Resuming from the latest safe boundary (no new prompt is sent)…' }])
+    pushNotices([RESUMING])
     void work('Resuming…', () => backend.resume())
   }
 
+  /** `/resume` (and `/resume list`): continue this session, or list the interrupted ones to pick from. */
+  const resumeCommand = (all: boolean) => {
+    if (backend.resumeChoices === undefined) {
+      resume()
+      return
+    }
+    void work('Looking for interrupted sessions…', async () => {
+      const entries = (await backend.resumeChoices?.(all)) ?? null
+      if (entries === null) {
+        pushNotices([RESUMING])
+        setBusy('Resuming…')
+        return backend.resume()
+      }
+      if (entries.length === 0) return [{ tone: 'info', text: 'No interrupted session in this data directory.' }]
+      setPicking(entries)
+      return []
+    })
+  }
+
+  /** A line typed while the list is shown: the number of the session to resume. */
+  const pick = (line: string) => {
+    const list = pickingRef.current ?? []
+    const text = line.trim()
+    if (text === '') return
+    const entry = /^\d+$/.test(text) ? list[Number(text) - 1] : undefined
+    if (entry === undefined) {
+      pushNotices([{ tone: 'warn', text: `Type a number from 1 to ${list.length} and Enter, or Esc to pick none.` }])
+      return
+    }
+    setPicking(null)
+    pushNotices([
+      { tone: 'info', text: `Picked ${entry.title} (${entry.sessionId}).` },
+      ...(backend.switchTo?.(entry.sessionId) ?? []),
+    ])
+    resume()
+  }
+
   const submit = (line: string) => {
+    if (pickingRef.current !== null) {
+      pick(line)
+      return
+    }
     const parsed = parseChatInput(line)
     switch (parsed._tag) {
       case 'Empty':
@@ -198,6 +252,9 @@ export const ChatApp = ({
         return
       case 'Unknown':
         pushNotices([{ tone: 'warn', text: `Unknown command ${parsed.name}; type /help.` }])
+        return
+      case 'ResumeList':
+        resumeCommand(true)
         return
       case 'Prompt':
         push({ kind: 'user', text: parsed.text })
@@ -219,7 +276,7 @@ export const ChatApp = ({
             void work('Planning…', () => backend.plan())
             return
           case '/resume':
-            resume()
+            resumeCommand(false)
             return
         }
     }
@@ -342,6 +399,11 @@ export const ChatApp = ({
       }
       if (no) return
     }
+    if (key.escape && pickingRef.current !== null) {
+      setPicking(null)
+      pushNotices([{ tone: 'info', text: 'No session picked.' }])
+      return
+    }
     if (key.escape) {
       cancelTurn()
       return
@@ -393,6 +455,16 @@ export const ChatApp = ({
             Interrupted turn found: resume it from its latest safe boundary? [y/n]
           </Text>
         ) : null}
+        {picking === null ? null : (
+          <Box flexDirection="column">
+            <Text color="yellow" bold>
+              Interrupted sessions, newest first — type a number and Enter to resume it (Esc: none):
+            </Text>
+            {picking.map((entry, i) => (
+              <Text key={entry.sessionId}>{`${i + 1}. ${pickLine(entry)}`}</Text>
+            ))}
+          </Box>
+        )}
         {queued.map((line, i) => (
           <Text key={i} dimColor>{`queued › ${line}`}</Text>
         ))}

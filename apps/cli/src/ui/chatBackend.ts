@@ -19,12 +19,15 @@ import { DEMO_SCRIPT } from '@maka/providers'
 import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
 import { ownerLockLiveness } from '@maka/host-inspector'
 import { listSessionSummaries, loadSessionOutline, summarizeStoredSession } from '@maka/sessions'
+import { statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { makeEventNarrator } from '../eventSummary.js'
 import type { TranscriptEntry } from './TranscriptItem.js'
 import { transcriptOfEvent } from './transcriptOfEvent.js'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
+import { interruptedFirst } from '../commands/pickSession.js'
+import { type PickEntry, pickEntries } from '../commands/resumePick.js'
 import { failedWriteSentence } from '../writeFailure.js'
 
 /**
@@ -86,6 +89,14 @@ export interface ChatBackend {
   sessions(): Promise<ReadonlyArray<Notice>>
   /** Cancels the running turn or continuation; its id, or null when none runs. */
   cancel(): string | null
+  /**
+   * What `/resume` offers (decision 240): null when it continues this session as `resume()` does,
+   * else the interrupted sessions to pick from, newest first (`all`: the list whatever this session
+   * holds, as `/resume list` asks).
+   */
+  resumeChoices?(all: boolean): Promise<ReadonlyArray<PickEntry> | null>
+  /** Makes a listed session the chat's own: later turns, `/plan` and `/resume` work on it. */
+  switchTo?(sessionId: string): ReadonlyArray<Notice>
 }
 
 /**
@@ -158,19 +169,34 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
     },
     askPermission: (question) => (listener === null ? Promise.resolve('deny') : listener.askPermission(question)),
   })
-  const { sessionId } = options
+  // The session and folder the chat works on; a session picked from the `/resume` list replaces them.
+  let sessionId = options.sessionId
+  let cwd = options.cwd
+  // The folders of the sessions the last `/resume` list showed, for `switchTo`.
+  const listed = new Map<string, string | null>()
+  const isDirectory = (path: string): boolean => {
+    try {
+      return statSync(path).isDirectory()
+    } catch {
+      return false
+    }
+  }
   return {
-    sessionId,
+    get sessionId() {
+      return sessionId
+    },
     banner: [
       `maka chat — session ${sessionId}`,
       `data dir ${options.dataDir} · permission mode ${options.permissionMode} · safe resume ${
         options.safeBoundaryResumeEnabled ? 'on' : 'off'
       } · /help for commands`,
     ],
-    status: {
-      model: options.modelLabel ?? modelLabelOf(options.choice),
-      folder: folderLabel(options.cwd),
-      permissionMode: options.permissionMode,
+    get status() {
+      return {
+        model: options.modelLabel ?? modelLabelOf(options.choice),
+        folder: folderLabel(cwd),
+        permissionMode: options.permissionMode,
+      }
     },
     attach: (next) => {
       listener = next
@@ -225,7 +251,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       ]
     },
     submit: async (prompt) => {
-      const result = await runtime.runTurn({ sessionId, cwd: options.cwd, prompt })
+      const result = await runtime.runTurn({ sessionId, cwd, prompt })
       switch (result._tag) {
         case 'Finished':
           return result.status === 'completed'
@@ -286,6 +312,29 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       return planLines(plan, plain).map((text) => ({ tone: plan.disposition === 'continue' ? 'ok' : 'warn', text }))
     },
     cancel: () => runtime.cancel(),
+    resumeChoices: async (all) => {
+      if (!all && (await runtime.plan({ sessionId })).disposition === 'continue') return null
+      const summaries = await listSessionSummaries(stores, ownerLockLiveness)
+      if (E.isLeft(summaries)) {
+        if (!all) return null
+        throw new Error(`The sessions cannot be listed (${summaries.left}).`)
+      }
+      const interrupted = interruptedFirst(summaries.right)
+      // Only this session (or none) is interrupted: /resume says what it always said about it.
+      if (!all && interrupted.every((s) => s.sessionId === sessionId)) return null
+      // The same pass `maka resume --pick` makes before planning: repair what crashed since the chat opened.
+      const report = await runtime.recover({ sessionIds: interrupted.map((s) => s.sessionId) })
+      listed.clear()
+      for (const s of interrupted) listed.set(s.sessionId, s.cwd)
+      return pickEntries(runtime, interrupted, new Set(report.unwritable.map((u) => u.sessionId)))
+    },
+    switchTo: (next) => {
+      sessionId = next
+      const folder = listed.get(next) ?? null
+      // A session's turns run in its own folder when that folder is still there.
+      if (folder !== null && isDirectory(folder)) cwd = folder
+      return [{ tone: 'info', text: `The chat is now on session ${next} (folder ${folderLabel(cwd)}).` }]
+    },
     sessions: async () => {
       const summaries = await listSessionSummaries(stores, ownerLockLiveness)
       if (E.isLeft(summaries)) return [{ tone: 'error', text: `The sessions cannot be listed (${summaries.left}).` }]

@@ -24,6 +24,8 @@ export type ChatInput =
   | { readonly _tag: 'Empty' }
   | { readonly _tag: 'Prompt'; readonly text: string }
   | { readonly _tag: 'Command'; readonly name: SlashCommand }
+  /** `/resume list`: the interrupted sessions to pick from, whatever this session holds (decision 240). */
+  | { readonly _tag: 'ResumeList' }
   /** A known command given arguments it does not take: print its usage. */
   | { readonly _tag: 'Usage'; readonly usage: string }
   | { readonly _tag: 'Unknown'; readonly name: string }
@@ -31,7 +33,7 @@ export type ChatInput =
 const isSlashCommand = (name: string): name is SlashCommand => (SLASH_COMMANDS as ReadonlyArray<string>).includes(name)
 
 /**
- * Parses one submitted line. No command takes arguments.
+ * Parses one submitted line. No command takes arguments but `/resume list`.
  * @category constructors
  */
 export const parseChatInput = (line: string): ChatInput => {
@@ -40,6 +42,7 @@ export const parseChatInput = (line: string): ChatInput => {
   if (!text.startsWith('/')) return { _tag: 'Prompt', text }
   const [name = '', ...rest] = text.split(/\s+/)
   if (!isSlashCommand(name)) return { _tag: 'Unknown', name }
+  if (name === '/resume' && rest.length === 1 && rest[0] === 'list') return { _tag: 'ResumeList' }
   return rest.length > 0 ? { _tag: 'Usage', usage: `Usage: ${name}` } : { _tag: 'Command', name }
 }
 
@@ -49,7 +52,9 @@ export const parseChatInput = (line: string): ChatInput => {
  */
 export const HELP_LINES: ReadonlyArray<string> = [
   'Type a prompt and press Enter to run a turn.',
-  '/resume    continue the interrupted turn from its latest safe boundary (no new prompt is sent)',
+  '/resume    continue the interrupted turn from its latest safe boundary (no new prompt is sent);',
+  '           when this session has none and others do, list them to pick one by number (Esc: none)',
+  '/resume list  list the interrupted sessions of this data directory to pick one by number',
   '/plan      show what /resume would do, without doing it',
   '/sessions  list the sessions of this data directory',
   '/help      this help',
