@@ -319,21 +319,21 @@ describe('maka resume finds the crash', () => {
         }
         rmSync(tmuxSocketPath(socket), { force: true })
       })
-      await waitFor('the list', () => screen().includes('Resume which interrupted session?'))
+      await waitFor('the list', () => screen().includes('Resume which interrupted session?'), 90_000)
       const list = screen()
       // Newest first: the second job is the first choice, then the first job.
       expect(list.indexOf('second job')).toBeGreaterThan(-1)
       expect(list.indexOf('second job')).toBeLessThan(list.indexOf('first job'))
       expect(list).toMatch(/first job · (just now|\d+ min ago) · .*ws · can continue \(older\)/)
       tmux('send-keys', '-t', 'pick', 'Down')
-      await waitFor('the second choice selected', () => /❯ first job/.test(screen()))
+      await waitFor('the second choice selected', () => /❯ first job/.test(screen()), 90_000)
       tmux('send-keys', '-t', 'pick', 'Enter')
-      await waitFor('the resume to end', () => /exit=\d+/.exec(screen())?.[0])
+      await waitFor('the resume to end', () => /exit=\d+/.exec(screen())?.[0], 90_000)
       expect(screen()).toContain('exit=0')
       expect(screen()).toContain('Resuming session older')
       expect((await runHeaders(dataDir, 'older')).some((h) => h['continuationSource'] !== undefined)).toBe(true)
       expect((await runHeaders(dataDir, 'newer')).some((h) => h['continuationSource'] !== undefined)).toBe(false)
-    })
+    }, 300_000)
   })
 
   describe('when sessions are listed', () => {

@@ -126,7 +126,9 @@ describe('maka chat for a day of work', { timeout: 180_000 }, () => {
       expect(text).toContain('│ second-out')
       expect(text).not.toContain('Interrupted turn found')
       // The status line: model, folder, permission mode — the mode the session's turn recorded (`--yes`).
-      expect(text).toMatch(new RegExp(`scripted · ${env.workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · allow mode`))
+      expect(text).toMatch(
+        new RegExp(`scripted · ${env.workspace.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} · allow mode`),
+      )
     })
   })
 
