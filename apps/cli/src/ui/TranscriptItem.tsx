@@ -4,26 +4,9 @@
  */
 import { Box, Text, useStdout } from 'ink'
 import wrapAnsi from 'wrap-ansi'
-import type { Notice } from './chatBackend.js'
+import type { TranscriptEntry } from './transcriptEntry.js'
 
-/**
- * A transcript entry.
- * @category models
- */
-export type TranscriptEntry =
-  | { readonly kind: 'banner'; readonly text: string }
-  | { readonly kind: 'user'; readonly text: string }
-  | { readonly kind: 'model'; readonly text: string }
-  | {
-      readonly kind: 'tool'
-      readonly text: string
-      readonly failed: boolean
-      /** What the call runs: the shell command line, the path (terminal only). */
-      readonly detail?: string
-      /** The first lines of the call's output (terminal only). */
-      readonly preview?: ReadonlyArray<string>
-    }
-  | { readonly kind: 'notice'; readonly notice: Notice }
+export type { TranscriptEntry } from './transcriptEntry.js'
 
 const toneColor = { info: 'gray', ok: 'green', warn: 'yellow', error: 'red' } as const
 

@@ -22,7 +22,7 @@ import { listSessionSummaries, loadSessionOutline, summarizeStoredSession } from
 import { statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { makeEventNarrator } from '../eventSummary.js'
-import type { TranscriptEntry } from './TranscriptItem.js'
+import type { Notice, TranscriptEntry } from './transcriptEntry.js'
 import { transcriptOfEvent } from './transcriptOfEvent.js'
 import { makeStyle } from '../Style.js'
 import { sessionLine } from '../commands/sessions.js'
@@ -30,14 +30,7 @@ import { interruptedFirst } from '../commands/pickSession.js'
 import { type PickEntry, pickEntries } from '../commands/resumePick.js'
 import { failedWriteSentence } from '../writeFailure.js'
 
-/**
- * A line the screen shows, with how it should look.
- * @category models
- */
-export interface Notice {
-  readonly tone: 'info' | 'ok' | 'warn' | 'error'
-  readonly text: string
-}
+export type { Notice } from './transcriptEntry.js'
 
 /**
  * What the runtime tells the attached screen while it works.

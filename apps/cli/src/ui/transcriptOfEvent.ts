@@ -6,7 +6,7 @@
 import { type RuntimeEvent, isContinuationStartEvent, isTerminalEvent } from '@maka/events'
 import type { EventNarrator } from '../eventSummary.js'
 import { toolCallLine, toolOutputPreview } from '../toolActivity.js'
-import type { TranscriptEntry } from './TranscriptItem.js'
+import type { TranscriptEntry } from './transcriptEntry.js'
 
 /**
  * Which events become lines: `history` also shows the user's prompts (the live screen shows a prompt
