@@ -7,8 +7,11 @@
  */
 import { ExitCode } from './ExitCode.js'
 
-/** How long after the first signal a second one still counts as sent together with it. */
-const SECOND_SIGNAL_GRACE_MS = 100
+/**
+ * How long after the first signal a second one still counts as sent together with it.
+ * @category constants
+ */
+export const SECOND_SIGNAL_GRACE_MS = 100
 
 /**
  * The signals a command traps.

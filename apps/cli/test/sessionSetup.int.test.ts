@@ -292,6 +292,8 @@ describe('maka resume finds the crash', () => {
       const command = [
         'env',
         'NO_COLOR=1',
+        // CI variables set: ink would hide the list if the prompt let it see them.
+        'CI=true',
         'MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1',
         quote(process.execPath),
         quote(CLI),

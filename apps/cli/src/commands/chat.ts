@@ -3,6 +3,7 @@
  * exits 2 before the screen opens); the screen itself is loaded lazily. Permission mode `ask` by
  * default, `allow` with `--yes`. An unknown `--session` id names a new session.
  */
+import { withCiVariablesHidden } from '../inkLoading.js'
 import { randomUUID } from 'node:crypto'
 import { BadInputError, type ExitCode } from '../ExitCode.js'
 import { requireDirectory, requireSafeId, resolveDataDir } from '../hostInput.js'
@@ -44,20 +45,4 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
     safeBoundaryResumeEnabled: safeResume,
     verbose,
   })
-}
-
-// Ink hides its live frame (the input line, the spinner, the permission prompt) when it sees CI
-// variables, and it decides once, when it loads. `maka chat` only runs on a terminal, where a hidden
-// permission prompt leaves the user unable to answer, so ink loads with those variables out of
-// sight; they are put back before anything runs, so tools started by the chat still see them.
-const withCiVariablesHidden = async <A>(load: () => Promise<A>): Promise<A> => {
-  const hidden = Object.entries(process.env).filter(
-    ([name]) => name === 'CI' || name === 'CONTINUOUS_INTEGRATION' || name.startsWith('CI_'),
-  )
-  for (const [name] of hidden) delete process.env[name]
-  try {
-    return await load()
-  } finally {
-    for (const [name, value] of hidden) process.env[name] = value
-  }
 }

@@ -6,6 +6,7 @@
  * command exits 2 asking for `--session` (decision 191). The entries are built by `pickEntries`,
  * which the chat's `/resume` list uses too (decision 240).
  */
+import { withCiVariablesHidden } from '../inkLoading.js'
 import { describeCode } from '@maka/events'
 import type { Runtime } from '@maka/executor'
 import type { SessionSummary } from '@maka/sessions'
@@ -122,7 +123,7 @@ export const resumePick = async (flags: ResumeFlags, globals: GlobalFlags): Prom
     for (const entry of entries) say(`  ${pickLine(entry)}`)
     throw new BadInputError('--pick needs a terminal to choose in; resume one of these with maka resume --session ID.')
   }
-  const { pickOne } = await import('../pickPrompt.js')
+  const { pickOne } = await withCiVariablesHidden(() => import('../pickPrompt.js'))
   const picked = await pickOne(
     entries.map((entry) => ({ label: pickLine(entry), value: entry.sessionId })),
     'Resume which interrupted session? (↑/↓, Enter; Esc to leave)',

@@ -15,7 +15,7 @@ import { Box, Static, Text, useApp, useInput } from 'ink'
 import { useCallback, useEffect, useRef, useState } from 'react'
 import type { PermissionQuestion } from '@maka/executor'
 import { makeEventNarrator } from '../eventSummary.js'
-import type { InterruptSignal } from '../interrupts.js'
+import { type InterruptSignal, SECOND_SIGNAL_GRACE_MS } from '../interrupts.js'
 import type { PickEntry } from '../commands/resumePick.js'
 import { pickLine } from '../commands/resumePick.js'
 import type { ChatBackend, Notice } from './chatBackend.js'
@@ -310,15 +310,20 @@ export const ChatApp = ({
       controls.exitNow?.({ code: interrupted.current.code, line: 'maka: interrupted again; exiting now.' })
       return
     }
-    const runId = cancelling.current ?? backend.cancel()
-    if (runId === null) {
-      leave({ code })
-      return
-    }
-    interrupted.current = { code, line: `maka: interrupted; run ${runId} cancelled` }
-    queue.current = []
-    setQueued([])
-    denyPending()
+    interrupted.current = { code, line: 'maka: interrupted.' }
+    // A moment first, so a second signal sent together with this one still exits at once, however
+    // fast the cancel's writes are (decision 176).
+    setTimeout(() => {
+      const runId = cancelling.current ?? backend.cancel()
+      if (runId === null) {
+        leave({ code })
+        return
+      }
+      interrupted.current = { code, line: `maka: interrupted; run ${runId} cancelled` }
+      queue.current = []
+      setQueued([])
+      denyPending()
+    }, SECOND_SIGNAL_GRACE_MS)
   }
   const interruptRef = useRef(interrupt)
   interruptRef.current = interrupt
