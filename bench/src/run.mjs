@@ -612,6 +612,12 @@ const verdicts = (report) => {
       'JSONL durable appends/s vs write+fsync floor',
       ratio(micro.jsonlAppends.store.opsPerSecond, micro.jsonlAppends.floor.opsPerSecond),
     )
+    if (micro.jsonlSyncAppends !== undefined) {
+      info(
+        'JSONL durable appends/s through the sync port (run, resume) vs write+fsync floor',
+        ratio(micro.jsonlSyncAppends.store.opsPerSecond, micro.jsonlSyncAppends.floor.opsPerSecond),
+      )
+    }
     info(
       'SQLite durable appends/s vs bare INSERT floor',
       ratio(micro.sqliteAppends.store.opsPerSecond, micro.sqliteAppends.floor.opsPerSecond),

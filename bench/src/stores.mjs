@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
-import { makeFileStores } from '@maka/store-jsonl'
+import { makeFileStores, syncStoreFs } from '@maka/store-jsonl'
 import { openSqliteStores } from '@maka/store-sqlite'
 import { openPostgresStores } from '@maka/store-postgres'
 import pg from 'pg'
@@ -121,6 +121,17 @@ const appendsAndClaims = async (rounds, perRound) => {
         fsyncSync(fd)
       },
     })
+    // The same appends through the synchronous port, which the commands that run a turn and exit
+    // (`run`, `resume`) use (decision 68), on a ledger of their own.
+    const jsonlSync = makeFileStores(join(root, 'jsonl-sync'), { fs: syncStoreFs })
+    await must(jsonlSync.runs.create(header('source')))
+    const jsonlSyncAppends = await duel(rounds, perRound, {
+      store: (i) => must(jsonlSync.events.append(S, 'source', events[i], { durable: true })),
+      floor: (i) => {
+        writeSync(fd, `${text[i]}\n`)
+        fsyncSync(fd)
+      },
+    })
     closeSync(fd)
     const dirFd = openSync(floorDir, 'r')
     const jsonlClaims = await duel(rounds, Math.max(1, Math.floor(perRound / 4)), {
@@ -176,7 +187,7 @@ const appendsAndClaims = async (rounds, perRound) => {
     await sqlite.close()
 
     const postgresUrl = value('--postgres', null)
-    if (postgresUrl === null) return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims }
+    if (postgresUrl === null) return { jsonlAppends, jsonlSyncAppends, jsonlClaims, sqliteAppends, sqliteClaims }
     // PostgreSQL: the store on its own database, the floor on another of the same server.
     const admin = new pg.Client({ connectionString: postgresUrl })
     await admin.connect()
@@ -222,7 +233,7 @@ const appendsAndClaims = async (rounds, perRound) => {
     await postgres.close()
     for (const name of ['bench_store', 'bench_floor']) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     await admin.end()
-    return { jsonlAppends, jsonlClaims, sqliteAppends, sqliteClaims, postgresAppends, postgresClaims }
+    return { jsonlAppends, jsonlSyncAppends, jsonlClaims, sqliteAppends, sqliteClaims, postgresAppends, postgresClaims }
   } finally {
     rmSync(root, { recursive: true, force: true })
   }
