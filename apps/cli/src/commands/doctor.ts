@@ -14,7 +14,8 @@ import { chooseStore, describeStore } from '../storeChoice.js'
 import { styleForStdout } from '../Style.js'
 import { type LoadedConfig, configEntries, loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, say, sayJson } from './commandContext.js'
-import { currentFolder, interruptedFirst, readAllSummaries } from './pickSession.js'
+import { currentFolder, interruptedFirst } from './pickSession.js'
+import { readSummaries } from './sessions.js'
 
 /**
  * One check: `ok`, `warn` (works, but not as a day's work wants it) or `fail`, with the fix.
@@ -180,7 +181,7 @@ export const doctorChecks = async (flags: DoctorFlags, globals: GlobalFlags): Pr
   }
   try {
     const workspace = await openDataDir(globals, 'read')
-    const summaries = await readAllSummaries(workspace)
+    const summaries = await readSummaries(workspace)
     checks.push({
       name: 'store',
       status: 'ok',

@@ -10,13 +10,12 @@
  * session that has no run yet.
  */
 import { realpathSync } from 'node:fs'
-import * as E from 'fp-ts/lib/Either.js'
-import { ownerLockLiveness } from '@maka/host-inspector'
 import { normalizeCwd } from '@maka/planner'
-import { type SessionSummary, listSessionSummaries, mostRecentSession } from '@maka/sessions'
+import { type SessionSummary, mostRecentSession } from '@maka/sessions'
 import { BadInputError } from '../ExitCode.js'
 import { requireSession } from '../hostInput.js'
 import type { Workspace } from './commandContext.js'
+import { readSummaries } from './sessions.js'
 
 // A data dir can hold many broken sessions; the line names a few.
 const NAMED_SESSIONS = 5
@@ -62,21 +61,6 @@ export const interruptedFirst = (summaries: ReadonlyArray<SessionSummary>): Read
     )
 
 /**
- * The summaries of every session of the workspace's store; an unlistable store is bad input.
- * @category constructors
- */
-export const readAllSummaries = async (workspace: Workspace): Promise<ReadonlyArray<SessionSummary>> => {
-  if (!workspace.dataDir.exists) return []
-  const summaries = await listSessionSummaries(workspace.stores, ownerLockLiveness)
-  if (E.isLeft(summaries)) {
-    throw new BadInputError(
-      `The sessions of the data directory ${workspace.dataDir.path} cannot be listed (${summaries.left}).`,
-    )
-  }
-  return summaries.right
-}
-
-/**
  * The session id to resume or plan; null when the data directory holds no session. Sessions whose
  * `session.json` cannot be read are no session to pick, but when they are all there is, the answer
  * is not "no sessions" (which `maka sessions` would contradict): it is bad input naming them.
@@ -92,7 +76,7 @@ export const pickSession = async (
     await requireSession(workspace.stores, workspace.dataDir, sessionFlag)
     return sessionFlag
   }
-  const summaries = await readAllSummaries(workspace)
+  const summaries = await readSummaries(workspace)
   const interrupted = interruptedFirst(summaries)
   const here = interrupted.find((s) => folder !== null && s.cwd === folder)
   if (here !== undefined) return here.sessionId

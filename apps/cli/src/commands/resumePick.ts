@@ -17,7 +17,8 @@ import { resolveDataDir } from '../hostInput.js'
 import { providerForRuns } from '../providerChoice.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, recoveryForPlanning, say } from './commandContext.js'
-import { interruptedFirst, readAllSummaries } from './pickSession.js'
+import { interruptedFirst } from './pickSession.js'
+import { readSummaries } from './sessions.js'
 
 /**
  * One interrupted session as the pick list shows it.
@@ -100,7 +101,7 @@ export const resumePick = async (flags: ResumeFlags, globals: GlobalFlags): Prom
   const settings = await loadUserConfig(resolveDataDir(globals.dataDir))
   const safeResume = safeResumeSetting(settings.config)
   const workspace = await openDataDir(globals, 'write')
-  const interrupted = interruptedFirst(await readAllSummaries(workspace))
+  const interrupted = interruptedFirst(await readSummaries(workspace))
   if (interrupted.length === 0) {
     say(`No interrupted session in ${workspace.dataDir.path}.`)
     return ExitCode.parked
