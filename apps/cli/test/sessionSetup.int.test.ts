@@ -7,7 +7,7 @@
  * interrupted session of the current folder (then of another folder, saying so); `--pick` without a
  * terminal lists the interrupted sessions with their titles and exits 2.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { mkdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -15,7 +15,7 @@ import { afterAll, afterEach, describe, expect, it, onTestFinished } from 'vites
 import { type Answer, type EndpointDouble, startEndpointDouble } from './endpointDouble.js'
 import {
   CLI,
-  cliEnv,
+  interruptedSession,
   ledgerRows,
   removeScratch,
   runCli,
@@ -50,48 +50,8 @@ const crashedTurn = async (options: {
   readonly args?: ReadonlyArray<string>
   readonly flag: boolean
   readonly prompt?: string
-}): Promise<void> => {
-  const script = await scriptFile(options.root, `slow-${options.sessionId}.json`, [
-    { toolCall: { name: 'list_dir', args: { path: '.' } } },
-    { delayMs: 60_000 },
-    { text: 'never reached' },
-  ])
-  await new Promise<void>((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      [
-        CLI,
-        'run',
-        '--data-dir',
-        options.dataDir,
-        '--session',
-        options.sessionId,
-        '--cwd',
-        options.workspace,
-        '--script',
-        script,
-        ...(options.args ?? []),
-        options.prompt ?? 'list the files',
-      ],
-      { env: cliEnv(options.flag), stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let out = ''
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      fail(new Error(`the run never committed its tool result: ${out}`))
-    }, 60_000)
-    child.stdout.setEncoding('utf8')
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk
-      if (out.includes('function_response')) child.kill('SIGKILL')
-    })
-    child.on('close', (_code, signal) => {
-      clearTimeout(timer)
-      if (signal === 'SIGKILL') done()
-      else fail(new Error(`the run ended by itself: ${out}`))
-    })
-  })
-}
+}): Promise<void> =>
+  interruptedSession(options.dataDir, options.workspace, options.sessionId, options.root, {}, options)
 
 const USING = /^maka: using (.+) \((.+)\) · permission mode (\w+) \((.+)\)$/m
 

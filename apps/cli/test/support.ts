@@ -168,6 +168,13 @@ export const interruptedSession = async (
   sessionId: string,
   root: string,
   extraEnv: NodeJS.ProcessEnv = {},
+  turn: {
+    /** More flags of the run (`--yes`). */
+    readonly args?: ReadonlyArray<string>
+    /** The resume flag; on unless told otherwise. */
+    readonly flag?: boolean
+    readonly prompt?: string
+  } = {},
 ): Promise<void> => {
   const script = await scriptFile(root, `slow-${sessionId}.json`, [
     { toolCall: { name: 'list_dir', args: { path: '.' } } },
@@ -188,9 +195,10 @@ export const interruptedSession = async (
         workspace,
         '--script',
         script,
-        'list the files',
+        ...(turn.args ?? []),
+        turn.prompt ?? 'list the files',
       ],
-      { env: { ...cliEnv(true), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
+      { env: { ...cliEnv(turn.flag ?? true), ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] },
     )
     let out = ''
     const timer = setTimeout(() => {
