@@ -297,3 +297,48 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
   }
   return { screen, rows, paste, keys, press, type, open, close }
 }
+
+/**
+ * A turn of the hidden demo child (`maka __demo-child`), SIGKILLed when it reaches the crash point
+ * `at`; with `script`, the scripted model follows that file instead of the demo's script.
+ */
+export const killedDemoTurn = (
+  dirs: { readonly dataDir: string; readonly workspace: string },
+  sessionId: string,
+  at: string,
+  options: { readonly script?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<void> =>
+  new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        '__demo-child',
+        '--data-dir',
+        dirs.dataDir,
+        '--session',
+        sessionId,
+        '--cwd',
+        dirs.workspace,
+        '--at',
+        at,
+        ...(options.script === undefined ? [] : ['--script', options.script]),
+      ],
+      { env: { ...cliEnv(true), ...options.env }, stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    let out = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`the demo child never reached ${at}: ${out}`))
+    }, 60_000)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+      if (out.includes('"type":"ready"')) child.kill('SIGKILL')
+    })
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer)
+      if (signal === 'SIGKILL') done()
+      else fail(new Error(`the demo child ended by itself: ${out}`))
+    })
+  })
