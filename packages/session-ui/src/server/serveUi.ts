@@ -33,6 +33,8 @@ export interface UiServerOptions {
   readonly port?: number
   /** Fixed only by tests; otherwise 32 random bytes per run. */
   readonly token?: string
+  /** Told when the last page closed and the waits pages asked for stopped (how many; only when some did). */
+  readonly onWaitsStopped?: (count: number) => void
 }
 
 /**
@@ -193,7 +195,9 @@ export const serveUi = async (options: UiServerOptions): Promise<UiServer> => {
     req.on('close', () => {
       unsubscribe()
       pages -= 1
-      if (pages === 0) options.services.stopWaiting()
+      if (pages > 0) return
+      const stopped = options.services.stopWaiting()
+      if (stopped > 0) options.onWaitsStopped?.(stopped)
     })
   }
 

@@ -97,6 +97,12 @@ export interface SessionServicesOptions {
   /** Which model and mode a continuation runs with; `providerFlags` over the recorded model when absent. */
   readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * Whether runs write the tool journal (a run does only with the resume flag and a durable store):
+   * on unless `MAKA_RUNTIME_TOOL_JOURNAL=0` in `env`, as in the CLI. The journal is what lets a
+   * resume wait for a command still running and a person record a verdict (`resolveCall`).
+   */
+  readonly toolJournal?: boolean
   /** Where host messages go (the window's webContents, the SSE clients). */
   readonly emit: (message: HostMessage) => void
 }
@@ -144,8 +150,8 @@ export interface SessionServices {
     output: string | undefined,
     actor: 'desktop' | 'browser',
   ): Promise<ResolveCallResult>
-  /** Stops every wait a window asked for (its last page closed): nothing is written. */
-  stopWaiting(): void
+  /** Stops every wait a window asked for (its last page closed): nothing is written. How many stopped. */
+  stopWaiting(): number
   answerPermission(requestId: string, decision: 'allow' | 'deny'): boolean
   /** The recovery pass over the whole data dir, then (with the flag) every eligible continuation. */
   startup(): Promise<StartupReport>
@@ -267,6 +273,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   const turnChoice: ProviderChoice = options.choice ?? { kind: 'scripted', steps: null }
   const permissionMode = options.permissionMode ?? 'ask'
   const running = new Set<Promise<unknown>>()
+  const toolJournal = options.toolJournal ?? (options.env ?? process.env)['MAKA_RUNTIME_TOOL_JOURNAL'] !== '0'
   // The waits of resumes a window asked for, and those of the start-up pass (stopped only at exit).
   const windowWaits = new Set<AbortController>()
   const startupWaits = new Set<AbortController>()
@@ -286,6 +293,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   ): FileRuntime =>
     makeFileRuntime({
       dataDir: options.dataDir,
+      toolJournal,
       tools: builtinTools(),
       providerFor: providerForRuns(setup.choice, NO_DEFAULT_SCRIPTS),
       // A continuation keeps the model its source run recorded; one that cannot be built here is
@@ -322,6 +330,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     })
   const reader = makeFileRuntime({
     dataDir: options.dataDir,
+    toolJournal,
     tools: builtinTools(),
     providerFor: () => {
       throw new Error('the reader runtime runs no model')
@@ -635,7 +644,9 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       return resolveCall(id, operationId, verdict, output, actor)
     },
     stopWaiting: () => {
-      for (const wait of windowWaits) wait.abort()
+      const stopped = [...windowWaits].filter((wait) => !wait.signal.aborted)
+      for (const wait of stopped) wait.abort()
+      return stopped.length
     },
     answerPermission: (requestId, decision) => {
       const answer = questions.get(requestId)
