@@ -110,13 +110,15 @@ export const openOperationLines = (
 
 /**
  * A plan as a few lines: the disposition, the boundary, and every reason with its sentence; a parked
- * plan then lists its open tool operations (`openOperationLines`) with `resolveCommand`'s wording.
+ * plan then lists its open tool operations (`openOperationLines`) with `resolveCommand`'s wording
+ * (by default `maka resolve` for `sessionId`).
  * @category constructors
  */
 export const planLines = (
   plan: ContinuationPlan | OutlinedPlan,
   style: Style,
-  resolveCommand: ResolveCommandOf = cliResolveCommand(null),
+  sessionId?: string,
+  resolveCommand: ResolveCommandOf = cliResolveCommand(sessionId ?? null),
 ): ReadonlyArray<string> => {
   const lines: Array<string> = []
   // A plan that stopped before it chose a run (the flag is off, another process owns the session…)
@@ -158,11 +160,12 @@ export const planLines = (
 export const continuationResultLines = (
   result: ContinuationResult,
   style: Style,
-  resolveCommand: ResolveCommandOf = cliResolveCommand(null),
+  sessionId?: string,
+  resolveCommand: ResolveCommandOf = cliResolveCommand(sessionId ?? null),
 ): ReadonlyArray<string> => {
   switch (result._tag) {
     case 'Parked':
-      return planLines(result.plan, style, resolveCommand)
+      return planLines(result.plan, style, sessionId, resolveCommand)
     case 'Rejected':
       return [
         `${style.yellow('rejected')} — the plan was not executed:`,

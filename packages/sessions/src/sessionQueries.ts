@@ -166,13 +166,11 @@ export const runKindOf = (header: AgentRun): RunKind =>
 
 /**
  * A run was interrupted when it failed because the app restarted, or has not ended and no live
- * process owns its session. A run that records a person's verdict on an open tool call (an
- * adjudication run, `operator_resolved`) counts too: the turn goes on from it with a resume.
+ * process owns its session.
  * @category constructors
  */
 export const isInterrupted = (run: AgentRun, ownerAlive: boolean): boolean =>
-  (run.status === 'failed' && (run.failureClass === 'app_restarted' || run.failureClass === 'operator_resolved')) ||
-  (!isTerminalRunStatus(run.status) && !ownerAlive)
+  (run.status === 'failed' && run.failureClass === 'app_restarted') || (!isTerminalRunStatus(run.status) && !ownerAlive)
 
 const brief = (header: AgentRun): RunBrief => ({
   runId: header.runId,

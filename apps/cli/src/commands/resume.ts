@@ -17,7 +17,7 @@ import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
 import { requireProviderFlags, providerForRuns } from '../providerChoice.js'
 import { resolvePermission, sessionContinuationResolver } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
-import { cliResolveCommand, continuationResultLines, planLines } from '../reportLines.js'
+import { continuationResultLines, planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writePlanJson } from '../planJson.js'
 import { failedWriteSentence } from '../writeFailure.js'
@@ -172,7 +172,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
         sayLine({ type: 'result', command: 'resume', sessionId, result: { _tag: 'Parked' }, exitCode: ExitCode.parked })
       } else {
         say(`Cannot resume session ${sessionId}:`)
-        for (const line of planLines(result.plan, style, cliResolveCommand(sessionId))) say(`  ${line}`)
+        for (const line of planLines(result.plan, style, sessionId)) say(`  ${line}`)
       }
       return ExitCode.parked
     }

@@ -13,7 +13,7 @@ import { requireRun, requireSafeId, resolveDataDir } from '../hostInput.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import type { GlobalFlags, ResumePlanFlags } from '../CommandFlags.js'
 import { providerForRuns } from '../providerChoice.js'
-import { cliResolveCommand, planLines } from '../reportLines.js'
+import { planLines } from '../reportLines.js'
 import { styleForStdout } from '../Style.js'
 import { writeOutlinedPlanJson, writePlanJson } from '../planJson.js'
 import { planNoSession, planUnrecovered } from '@maka/planner'
@@ -76,7 +76,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   if (flags.json === true) await writeOutlinedPlanJson(process.stdout, outline)
   else {
     say(`Plan for session ${sessionId}:`)
-    for (const line of planLines(plan, styleForStdout(), cliResolveCommand(sessionId))) say(`  ${line}`)
+    for (const line of planLines(plan, styleForStdout(), sessionId)) say(`  ${line}`)
   }
   return plan.disposition === 'continue' ? ExitCode.ok : ExitCode.parked
 }

@@ -355,7 +355,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
       ),
     plan: async () => {
       const plan = await runtime.plan({ sessionId })
-      return planLines(plan, plain, chatResolveCommand).map((text) => ({
+      return planLines(plan, plain, undefined, chatResolveCommand).map((text) => ({
         tone: plan.disposition === 'continue' ? 'ok' : 'warn',
         text,
       }))

@@ -665,13 +665,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         const summaries = await listSessionSummaries(reader.stores, ownerLiveness)
         // A session a live process owns is never `interrupted` (its run may simply be running), so it is
         // a candidate too, judged again once that owner lets go.
-        // A run that records a person's verdict is continued only when someone asks (resolving is an
-        // explicit act, and so is resuming after it).
-        const candidates = E.isRight(summaries)
-          ? summaries.right.filter(
-              (s) => (s.interrupted || s.ownerAlive) && s.latestRun?.failureClass !== 'operator_resolved',
-            )
-          : []
+        const candidates = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
         // Two instances starting together each hold sessions briefly (their own recovery, a plan that
         // the other's recovery made stale, an execution that lost the claim). A session left for such
         // a reason is judged again from fresh state once its owner lets go, until the wait ends:
