@@ -69,9 +69,7 @@ describe('a park answer with an open tool call', { timeout: 90_000 }, () => {
       for (const verdict of OPERATOR_VERDICTS) {
         expect(result.stdout).toContain(`${verdict}: ${OperatorVerdictMeanings[verdict]}`)
       }
-      expect(result.stdout).toContain(
-        `record it: maka resolve s-open --call ${toolCallId} --as applied|not_applied|failed [--output TEXT]`,
-      )
+      expect(result.stdout).toContain(`maka resolve s-open --call ${toolCallId} --as applied|not_applied|failed`)
       // The args never reach the output, and the park wrote nothing.
       expect(result.stdout + result.stderr).not.toContain('open-secret-7')
       expect(await runHeaders(dirs.dataDir, 's-open')).toEqual(before)

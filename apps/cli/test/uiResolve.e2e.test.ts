@@ -164,6 +164,7 @@ describe('maka ui and a command still running', { timeout: 240_000 }, () => {
     const waiting = page.getByRole('status', { name: 'Waiting for a command' })
     await waiting.getByText(new RegExp(`Waiting for shell \\(call ${callId}\\): still running for \\d+ s\\.`)).waitFor()
     await page.screenshot({ path: join(ARTIFACTS, 'banner-waiting.png') })
+    // The README's picture (docs/desktop-banner-waiting.png is a copy).
     await page.screenshot({
       path: join(ARTIFACTS, 'banner-waiting-readme.png'),
       clip: { x: 0, y: 0, width: 1100, height: 260 },
@@ -216,13 +217,14 @@ describe('maka ui and a command still running', { timeout: 240_000 }, () => {
 describe('maka ui and a call only a person can settle', { timeout: 240_000 }, () => {
   it('lists the open call with a preview; Resolve… says what the verdict means, records it, then Safe resume continues', async () => {
     const callId = await callIdOf('s-open')
-    const page = await browser.newPage({ viewport: { width: 1100, height: 720 } })
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
     await openSession(page, 's-open')
     const banner = page.getByRole('region', { name: 'Interrupted turn' })
     await banner.getByText('Cannot resume safely').waitFor()
     await banner.getByText(`shell (call ${callId})`).waitFor()
     await banner.getByText('run "echo published > publish.log" in the background').waitFor()
     await expect(page.getByRole('button', { name: 'Safe resume' }).isDisabled()).resolves.toBe(true)
+    await page.screenshot({ path: join(ARTIFACTS, 'banner-open-calls.png') })
     await banner.getByRole('button', { name: 'Resolve…' }).click()
     const dialog = page.getByRole('dialog', { name: `Resolve shell (call ${callId})` })
     await dialog.waitFor()
@@ -231,10 +233,12 @@ describe('maka ui and a call only a person can settle', { timeout: 240_000 }, ()
     await dialog.getByLabel('It did not take effect (not_applied)').check()
     await dialog.getByRole('note').getByText(OperatorVerdictMeanings.not_applied).waitFor()
     await dialog.getByRole('textbox', { name: 'Output (optional)' }).fill('Checked: nothing was published.')
+    // The README's picture (docs/desktop-banner-resolve.png is a copy): the banner and the dialog.
+    await page.evaluate(() => document.querySelector('.transcript > .scroll')?.scrollTo(0, 0))
     await page.screenshot({ path: join(ARTIFACTS, 'banner-resolve.png') })
     await page.screenshot({
       path: join(ARTIFACTS, 'banner-resolve-readme.png'),
-      clip: { x: 0, y: 0, width: 1100, height: 520 },
+      clip: { x: 0, y: 0, width: 1100, height: 760 },
     })
     expect(await runHeaders(dataDir, 's-open')).toHaveLength(1)
     await dialog.getByRole('button', { name: 'Record verdict' }).click()

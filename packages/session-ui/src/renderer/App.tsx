@@ -164,7 +164,7 @@ const ResolveDialog = ({
         <p className="meta">Pick what happened; nothing is recorded until you confirm.</p>
       ) : (
         <p className="meaning" role="note">
-          <strong>{VERDICT_WORDS[chosen.verdict]}:</strong> {chosen.meaning}
+          <strong>Recording {chosen.verdict} means:</strong> {chosen.meaning}
         </p>
       )}
       <label className="output">
