@@ -234,7 +234,7 @@ describe('maka ui and a call only a person can settle', { timeout: 240_000 }, ()
     await dialog.getByRole('note').getByText(OperatorVerdictMeanings.not_applied).waitFor()
     await dialog.getByRole('textbox', { name: 'Output (optional)' }).fill('Checked: nothing was published.')
     // The README's picture (docs/desktop-banner-resolve.png is a copy): the banner and the dialog.
-    await page.evaluate(() => document.querySelector('.transcript > .scroll')?.scrollTo(0, 0))
+    await page.evaluate("document.querySelector('.transcript > .scroll')?.scrollTo(0, 0)")
     await page.screenshot({ path: join(ARTIFACTS, 'banner-resolve.png') })
     await page.screenshot({
       path: join(ARTIFACTS, 'banner-resolve-readme.png'),
