@@ -18,6 +18,9 @@
  *   firstbyte `maka resume` on a 100-event ledger against an OpenAI-compatible endpoint on loopback:
  *           from the command's start to the first byte the endpoint receives, against `node -e 0` plus
  *           as many write+fsync as the resume makes before it (src/firstByteEndpoint.mjs)
+ *   sql     `resume plan --json` at 100k and 1M events [20k] and `recover` on the 10,000-session tree
+ *           [500], on SQLite and PostgreSQL copies of the fixtures, against a bare SELECT of the
+ *           same rows with JSON.parse (src/floors/selectParse.mjs)
  *   journal `maka run`, a turn of 20 `read_file` calls, with the tool journal off and on: (on − off)
  *           / 20 against one bare `write` + `fsync` of the journal's row size in the same folder,
  *           timed inside a floor process of 20 such appends (the whole floor process, less the same
@@ -74,7 +77,7 @@ const parseArgs = (argv) => {
     else if (arg === '--') continue
     else
       throw new Error(
-        `unknown option ${arg} (use --quick, --reps N, --journal-reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores,firstbyte,journal), --check)`,
+        `unknown option ${arg} (use --quick, --reps N, --journal-reps N, --cli PATH, --label NAME, --only GROUPS (ledger,tree,cold,stores,firstbyte,sql,journal), --check)`,
       )
   }
   if (options.reps !== undefined && (!Number.isSafeInteger(options.reps) || options.reps < 1)) {
@@ -224,7 +227,7 @@ const storesGroupOn = (postgresUrl, events) => {
   const sqliteFile = join(mkdtempSync(join(tmpdir(), 'maka-bench-sqlite-')), 'maka.sqlite')
   const made = spawnSync(
     process.execPath,
-    [join(here, 'stores.mjs'), '--sqlite-fixture', `${f.dataDir},${f.sessionId},${sqliteFile}`],
+    [join(here, 'stores.mjs'), '--sqlite-fixture', `${f.dataDir},${sqliteFile}`],
     { encoding: 'utf8', env },
   )
   if (made.status !== 0) throw new Error(`stores.mjs --sqlite-fixture exited ${made.status}: ${made.stderr}`)
@@ -232,7 +235,7 @@ const storesGroupOn = (postgresUrl, events) => {
   planUrl.pathname = '/bench_plan'
   const madePg = spawnSync(
     process.execPath,
-    [join(here, 'stores.mjs'), '--postgres-fixture', `${f.dataDir},${f.sessionId},${postgresUrl},bench_plan`],
+    [join(here, 'stores.mjs'), '--postgres-fixture', `${f.dataDir},${postgresUrl},bench_plan`],
     { encoding: 'utf8', env },
   )
   if (madePg.status !== 0) throw new Error(`stores.mjs --postgres-fixture exited ${madePg.status}: ${madePg.stderr}`)
@@ -250,6 +253,74 @@ const storesGroupOn = (postgresUrl, events) => {
   ])
   rmSync(dirname(sqliteFile), { recursive: true, force: true })
   return { events, micro: JSON.parse(micro.stdout), plan }
+}
+
+// Issue 23 item 4b: `resume plan` on a 100k- and a 1M-event ledger [quick 20k] and `recover` on the
+// 10,000-session tree [quick 500], on SQLite and on PostgreSQL (a scratch cluster of its own, fsync
+// on), each against a bare `SELECT` of the rows it reads with `JSON.parse` (floors/selectParse.mjs).
+// The databases are copies of the JSONL fixtures (stores.mjs), removed when the group ends.
+const sqlGroup = async () => {
+  process.stderr.write('sql: starting a scratch PostgreSQL\n')
+  const cluster = await startScratchPostgres({ fsync: true })
+  try {
+    return sqlGroupOn(cluster.url)
+  } finally {
+    cluster.stop()
+  }
+}
+
+// SQLite and PostgreSQL copies of a JSONL data dir, as `--store` values.
+const sqlCopies = (dataDir, postgresUrl, name) => {
+  const sqliteDir = mkdtempSync(join(tmpdir(), 'maka-bench-sql-'))
+  const sqliteFile = join(sqliteDir, 'maka.sqlite')
+  for (const [flag, value] of [
+    ['--sqlite-fixture', `${dataDir},${sqliteFile}`],
+    ['--postgres-fixture', `${dataDir},${postgresUrl},${name}`],
+  ]) {
+    const made = spawnSync(process.execPath, [join(here, 'stores.mjs'), flag, value], { encoding: 'utf8', env })
+    if (made.status !== 0) throw new Error(`stores.mjs ${flag} exited ${made.status}: ${made.stderr.slice(0, 2000)}`)
+  }
+  const url = new URL(postgresUrl)
+  url.pathname = `/${name}`
+  return {
+    sqlite: `sqlite:${sqliteFile}`,
+    postgres: url.toString(),
+    remove: () => rmSync(sqliteDir, { recursive: true, force: true }),
+  }
+}
+
+const sqlGroupOn = (postgresUrl) => {
+  const ledgers = (options.quick ? [20_000] : [100_000, 1_000_000]).map((events) => {
+    process.stderr.write(`sql plan ${events} events: preparing\n`)
+    const f = ledgerFixture(events)
+    const copies = sqlCopies(f.dataDir, postgresUrl, `bench_ledger_${events}`)
+    try {
+      const plan = (store) => cli('resume', 'plan', '--session', f.sessionId, '--json', '--store', store)
+      const results = interleaved(`sql plan ${events}`, [
+        { name: 'sqliteFloor', args: floor('selectParse.mjs', copies.sqlite, 'ledger', f.sessionId) },
+        { name: 'sqlitePlan', args: plan(copies.sqlite) },
+        { name: 'postgresFloor', args: floor('selectParse.mjs', copies.postgres, 'ledger', f.sessionId) },
+        { name: 'postgresPlan', args: plan(copies.postgres) },
+      ])
+      return { events, results }
+    } finally {
+      copies.remove()
+    }
+  })
+  process.stderr.write(`sql recover ${treeSessions} sessions: preparing\n`)
+  const t = treeFixture(treeSessions)
+  const copies = sqlCopies(t.tree, postgresUrl, `bench_tree_${treeSessions}`)
+  try {
+    const results = interleaved(`sql recover ${treeSessions}`, [
+      { name: 'sqliteFloor', args: floor('selectParse.mjs', copies.sqlite, 'headers') },
+      { name: 'sqliteRecover', args: cli('recover', '--store', copies.sqlite) },
+      { name: 'postgresFloor', args: floor('selectParse.mjs', copies.postgres, 'headers') },
+      { name: 'postgresRecover', args: cli('recover', '--store', copies.postgres) },
+    ])
+    return { ledgers, tree: { sessions: treeSessions, runsPerSession: 3, results } }
+  } finally {
+    copies.remove()
+  }
 }
 
 // Issue 23 item 4a: what a user waits for between starting `maka resume` and the first byte the
@@ -668,6 +739,21 @@ const verdicts = (report) => {
     }
     info(`resume plan ${events} events on SQLite, time vs floor`, ratio(plan.planSqlite.medianMs, plan.floor.medianMs))
   }
+  if (report.sql !== undefined) {
+    for (const l of report.sql.ledgers) {
+      const r = l.results
+      add(`resume plan --json ${l.events} events on SQLite, time vs SELECT floor`, ratio(r.sqlitePlan.medianMs, r.sqliteFloor.medianMs), 1.5)
+      add(
+        `resume plan --json ${l.events} events on PostgreSQL, time vs SELECT floor`,
+        ratio(r.postgresPlan.medianMs, r.postgresFloor.medianMs),
+        1.5,
+      )
+    }
+    const r = report.sql.tree.results
+    const n = report.sql.tree.sessions
+    add(`recover ${n} sessions on SQLite, time vs SELECT floor`, ratio(r.sqliteRecover.medianMs, r.sqliteFloor.medianMs), 3)
+    add(`recover ${n} sessions on PostgreSQL, time vs SELECT floor`, ratio(r.postgresRecover.medianMs, r.postgresFloor.medianMs), 3)
+  }
   if (report.firstbyte !== undefined) {
     const r = report.firstbyte.results
     add(
@@ -695,7 +781,7 @@ const machine = () => ({
 
 const main = async () => {
   const wants = (group) => options.only === undefined || options.only.includes(group)
-  const mainGroups = ['cold', 'tree', 'ledger', 'stores', 'firstbyte']
+  const mainGroups = ['cold', 'tree', 'ledger', 'stores', 'firstbyte', 'sql']
   const missed = []
   if (mainGroups.some(wants)) missed.push(...(await mainReport(wants)))
   if (wants('journal')) missed.push(...journalReport())
@@ -719,6 +805,7 @@ const mainReport = async (wants) => {
   if (wants('ledger')) report.ledger = ledgerGroup()
   if (wants('stores')) report.stores = await storesGroup()
   if (wants('firstbyte')) report.firstbyte = await firstByteGroup()
+  if (wants('sql')) report.sql = await sqlGroup()
   report.loadAverageAtEnd = loadavg().map((x) => Number(x.toFixed(2)))
   report.targets = verdicts(report)
   mkdirSync(resultsDir, { recursive: true })
@@ -817,6 +904,16 @@ const tableRows = (report) => {
             ? `floor: node + ${report.firstbyte.fsyncs} write+fsync (${counted})`
             : name
       rows.push([`firstbyte: ${what}`, fmtMs(v.medianMs), fmtMs(v.minMs), '—'])
+    }
+  }
+  for (const l of report.sql?.ledgers ?? []) {
+    for (const [name, v] of Object.entries(l.results)) {
+      rows.push([`sql plan ${l.events}: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+    }
+  }
+  if (report.sql !== undefined) {
+    for (const [name, v] of Object.entries(report.sql.tree.results)) {
+      rows.push([`sql recover ${report.sql.tree.sessions}×3: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
     }
   }
   for (const l of report.ledger ?? []) {
