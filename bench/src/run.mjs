@@ -742,7 +742,11 @@ const verdicts = (report) => {
   if (report.sql !== undefined) {
     for (const l of report.sql.ledgers) {
       const r = l.results
-      add(`resume plan --json ${l.events} events on SQLite, time vs SELECT floor`, ratio(r.sqlitePlan.medianMs, r.sqliteFloor.medianMs), 1.5)
+      add(
+        `resume plan --json ${l.events} events on SQLite, time vs SELECT floor`,
+        ratio(r.sqlitePlan.medianMs, r.sqliteFloor.medianMs),
+        1.5,
+      )
       add(
         `resume plan --json ${l.events} events on PostgreSQL, time vs SELECT floor`,
         ratio(r.postgresPlan.medianMs, r.postgresFloor.medianMs),
@@ -751,8 +755,16 @@ const verdicts = (report) => {
     }
     const r = report.sql.tree.results
     const n = report.sql.tree.sessions
-    add(`recover ${n} sessions on SQLite, time vs SELECT floor`, ratio(r.sqliteRecover.medianMs, r.sqliteFloor.medianMs), 3)
-    add(`recover ${n} sessions on PostgreSQL, time vs SELECT floor`, ratio(r.postgresRecover.medianMs, r.postgresFloor.medianMs), 3)
+    add(
+      `recover ${n} sessions on SQLite, time vs SELECT floor`,
+      ratio(r.sqliteRecover.medianMs, r.sqliteFloor.medianMs),
+      3,
+    )
+    add(
+      `recover ${n} sessions on PostgreSQL, time vs SELECT floor`,
+      ratio(r.postgresRecover.medianMs, r.postgresFloor.medianMs),
+      3,
+    )
   }
   if (report.firstbyte !== undefined) {
     const r = report.firstbyte.results
@@ -913,7 +925,12 @@ const tableRows = (report) => {
   }
   if (report.sql !== undefined) {
     for (const [name, v] of Object.entries(report.sql.tree.results)) {
-      rows.push([`sql recover ${report.sql.tree.sessions}×3: ${name}`, fmtMs(v.medianMs), fmtMs(v.minMs), fmtMb(v.medianRssBytes)])
+      rows.push([
+        `sql recover ${report.sql.tree.sessions}×3: ${name}`,
+        fmtMs(v.medianMs),
+        fmtMs(v.minMs),
+        fmtMb(v.medianRssBytes),
+      ])
     }
   }
   for (const l of report.ledger ?? []) {

@@ -315,7 +315,8 @@ const postgresFixture = async (dataDir, adminUrl, name) => {
   await client.connect()
   const batches = {
     sessions: {
-      sql: 'WITH t AS (SELECT e->>0 AS id, e->>1 AS record FROM jsonb_array_elements($1::jsonb) AS e), ' +
+      sql:
+        'WITH t AS (SELECT e->>0 AS id, e->>1 AS record FROM jsonb_array_elements($1::jsonb) AS e), ' +
         'i AS (INSERT INTO session_ids SELECT id FROM t) INSERT INTO sessions SELECT id, record FROM t',
       rows: [],
     },
