@@ -11,7 +11,17 @@
  * Also writes a SQLite or PostgreSQL copy of a JSONL fixture for the plan-time variants
  * (`--sqlite-fixture`, `--postgres-fixture`). Prints one JSON object on stdout.
  */
-import { closeSync, fsyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Database from 'better-sqlite3'
@@ -239,9 +249,29 @@ const appendsAndClaims = async (rounds, perRound) => {
   }
 }
 
-// A SQLite database holding the session of a JSONL fixture data dir, written straight in one
+// Every session of a JSONL fixture data dir as rows of the SQL schema: the session's id and record,
+// each run's header and each ledger line with its 1-based seq. Yields one session at a time, so a
+// 10,000-session tree never sits in memory whole.
+function* fixtureSessions(dataDir) {
+  const sessionsDir = join(dataDir, 'sessions')
+  for (const sessionId of readdirSync(sessionsDir)) {
+    const sessionDir = join(sessionsDir, sessionId)
+    const record = JSON.stringify(JSON.parse(readFileSync(join(sessionDir, 'session.json'), 'utf8')))
+    const runs = readdirSync(join(sessionDir, 'runs')).map((runId) => {
+      const runDir = join(sessionDir, 'runs', runId)
+      const lines = readFileSync(join(runDir, 'runtime-events.jsonl'), 'utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+      const header = JSON.stringify(JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8')))
+      return { runId, header, lines }
+    })
+    yield { sessionId, record, runs }
+  }
+}
+
+// A SQLite database holding every session of a JSONL fixture data dir, written straight in one
 // transaction (like the JSONL fixtures, not through the store's per-row commits).
-const sqliteFixture = async (dataDir, sessionId, file) => {
+const sqliteFixture = async (dataDir, file) => {
   rmSync(file, { force: true })
   rmSync(`${file}-wal`, { force: true })
   rmSync(`${file}-shm`, { force: true })
@@ -249,30 +279,27 @@ const sqliteFixture = async (dataDir, sessionId, file) => {
   await must(stores.sessions.list())
   await stores.close()
   const db = new Database(file)
-  const sessionDir = join(dataDir, 'sessions', sessionId)
-  const record = JSON.parse(readFileSync(join(sessionDir, 'session.json'), 'utf8'))
-  const { readdirSync } = await import('node:fs')
+  const insertId = db.prepare('INSERT INTO session_ids VALUES (?)')
+  const insertSession = db.prepare('INSERT INTO sessions VALUES (?, ?)')
+  const insertRun = db.prepare('INSERT INTO runs VALUES (?, ?, ?)')
+  const insertEvent = db.prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)')
   db.transaction(() => {
-    db.prepare('INSERT INTO session_ids VALUES (?)').run(sessionId)
-    db.prepare('INSERT INTO sessions VALUES (?, ?)').run(sessionId, JSON.stringify(record))
-    const insert = db.prepare('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)')
-    for (const runId of readdirSync(join(sessionDir, 'runs'))) {
-      const runDir = join(sessionDir, 'runs', runId)
-      const h = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'))
-      db.prepare('INSERT INTO runs VALUES (?, ?, ?)').run(sessionId, runId, JSON.stringify(h))
-      const lines = readFileSync(join(runDir, 'runtime-events.jsonl'), 'utf8')
-        .split('\n')
-        .filter((l) => l !== '')
-      lines.forEach((line, i) => insert.run(sessionId, runId, i + 1, JSON.parse(line).id, line))
+    for (const session of fixtureSessions(dataDir)) {
+      insertId.run(session.sessionId)
+      insertSession.run(session.sessionId, session.record)
+      for (const run of session.runs) {
+        insertRun.run(session.sessionId, run.runId, run.header)
+        run.lines.forEach((line, i) => insertEvent.run(session.sessionId, run.runId, i + 1, JSON.parse(line).id, line))
+      }
     }
   })()
   db.close()
   return { file }
 }
 
-// A PostgreSQL database holding the session of a JSONL fixture data dir: the schema made by the
-// store itself, the rows written straight in one transaction, in batches.
-const postgresFixture = async (dataDir, sessionId, adminUrl, name) => {
+// A PostgreSQL database holding every session of a JSONL fixture data dir: the schema made by the
+// store itself, the rows written straight in one transaction, 1,000 to a statement.
+const postgresFixture = async (dataDir, adminUrl, name) => {
   const admin = new pg.Client({ connectionString: adminUrl })
   await admin.connect()
   await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
@@ -286,28 +313,47 @@ const postgresFixture = async (dataDir, sessionId, adminUrl, name) => {
   await stores.close()
   const client = new pg.Client({ connectionString: url })
   await client.connect()
-  const sessionDir = join(dataDir, 'sessions', sessionId)
-  const record = JSON.parse(readFileSync(join(sessionDir, 'session.json'), 'utf8'))
-  const { readdirSync } = await import('node:fs')
-  await client.query('BEGIN')
-  await client.query('INSERT INTO session_ids VALUES ($1)', [sessionId])
-  await client.query('INSERT INTO sessions VALUES ($1, $2)', [sessionId, JSON.stringify(record)])
-  for (const runId of readdirSync(join(sessionDir, 'runs'))) {
-    const runDir = join(sessionDir, 'runs', runId)
-    const h = JSON.parse(readFileSync(join(runDir, 'run.json'), 'utf8'))
-    await client.query('INSERT INTO runs VALUES ($1, $2, $3)', [sessionId, runId, JSON.stringify(h)])
-    const lines = readFileSync(join(runDir, 'runtime-events.jsonl'), 'utf8')
-      .split('\n')
-      .filter((l) => l !== '')
-    for (let at = 0; at < lines.length; at += 1000) {
-      const batch = lines.slice(at, at + 1000)
-      await client.query(
+  const batches = {
+    sessions: {
+      sql:
+        'WITH t AS (SELECT e->>0 AS id, e->>1 AS record FROM jsonb_array_elements($1::jsonb) AS e), ' +
+        'i AS (INSERT INTO session_ids SELECT id FROM t) INSERT INTO sessions SELECT id, record FROM t',
+      rows: [],
+    },
+    runs: { sql: 'INSERT INTO runs SELECT e->>0, e->>1, e->>2 FROM jsonb_array_elements($1::jsonb) AS e', rows: [] },
+    events: {
+      sql:
         'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
-          'SELECT $1, $2, $3::integer + n, e->>0, e->>1 FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS t(e, n)',
-        [sessionId, runId, at, JSON.stringify(batch.map((line) => [JSON.parse(line).id, line]))],
-      )
+        'SELECT e->>0, e->>1, (e->>2)::integer, e->>3, e->>4 FROM jsonb_array_elements($1::jsonb) AS e',
+      rows: [],
+    },
+  }
+  const flush = async (batch) => {
+    if (batch.rows.length === 0) return
+    await client.query(batch.sql, [JSON.stringify(batch.rows)])
+    batch.rows = []
+  }
+  // Parents first, as the store writes them.
+  const flushAll = async () => {
+    await flush(batches.sessions)
+    await flush(batches.runs)
+    await flush(batches.events)
+  }
+  const add = async (batch, row) => {
+    batch.rows.push(row)
+    if (batch.rows.length >= 1000) await flushAll()
+  }
+  await client.query('BEGIN')
+  for (const session of fixtureSessions(dataDir)) {
+    await add(batches.sessions, [session.sessionId, session.record])
+    for (const run of session.runs) {
+      await add(batches.runs, [session.sessionId, run.runId, run.header])
+      for (const [i, line] of run.lines.entries()) {
+        await add(batches.events, [session.sessionId, run.runId, i + 1, JSON.parse(line).id, line])
+      }
     }
   }
+  await flushAll()
   await client.query('COMMIT')
   await client.end()
   return { database: name }
@@ -316,11 +362,11 @@ const postgresFixture = async (dataDir, sessionId, adminUrl, name) => {
 const postgresFixtureArgs = value('--postgres-fixture', null)
 const fixtureArgs = value('--sqlite-fixture', null)
 if (postgresFixtureArgs !== null) {
-  const [dataDir, sessionId, adminUrl, name] = postgresFixtureArgs.split(',')
-  process.stdout.write(`${JSON.stringify(await postgresFixture(dataDir, sessionId, adminUrl, name))}\n`)
+  const [dataDir, adminUrl, name] = postgresFixtureArgs.split(',')
+  process.stdout.write(`${JSON.stringify(await postgresFixture(dataDir, adminUrl, name))}\n`)
 } else if (fixtureArgs !== null) {
-  const [dataDir, sessionId, file] = fixtureArgs.split(',')
-  process.stdout.write(`${JSON.stringify(await sqliteFixture(dataDir, sessionId, file))}\n`)
+  const [dataDir, file] = fixtureArgs.split(',')
+  process.stdout.write(`${JSON.stringify(await sqliteFixture(dataDir, file))}\n`)
 } else {
   const rounds = Number(value('--rounds', '6'))
   const perRound = Number(value('--per-round', '100'))

@@ -113,11 +113,12 @@ const common = {
   platform: 'node',
   target: 'node20',
   jsx: 'automatic',
-  // better-sqlite3 is a native addon, loaded only when a command chooses a SQLite store. The
-  // PostgreSQL adapter and its driver stay whole packages outside every bundle, loaded only when a
-  // command chooses a postgres:// store (the self-contained commands `require` the adapter's ES
-  // module, which Node >= 20.19 allows), so they add nothing to the hot commands' files.
-  external: ['ink', 'react', 'react/*', 'openai', 'openai/*', 'better-sqlite3', '@maka/store-postgres', 'pg'],
+  // The drivers stay outside every bundle, loaded only when a command chooses their store:
+  // better-sqlite3 (a native addon) and pg. The adapters over them are bundled like the rest of
+  // @maka/*: loading the PostgreSQL adapter as a package meant its own ES module graph (a second
+  // @maka/stores and @maka/events, fp-ts through the CommonJS lexer), 150–300 ms of every postgres://
+  // command's start (decision 243).
+  external: ['ink', 'react', 'react/*', 'openai', 'openai/*', 'better-sqlite3', 'pg'],
   // Bundled CommonJS (fp-ts, io-ts) may call require() for node built-ins.
   banner: {
     js: "import { createRequire as __makaCreateRequire } from 'node:module';const require = __makaCreateRequire(import.meta.url);",

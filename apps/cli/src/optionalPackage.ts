@@ -26,15 +26,12 @@ export const SQLITE_DRIVER: OptionalFeature = {
 }
 
 /**
- * The PostgreSQL store's adapter and driver.
+ * The PostgreSQL store's driver (the adapter is bundled with the commands).
  * @category models
  */
 export const POSTGRES_DRIVER: OptionalFeature = {
   feature: 'The PostgreSQL store (postgres://…)',
-  packages: [
-    { name: '@maka/store-postgres', version: '0.1.0' },
-    { name: 'pg', version: '8.23.1' },
-  ],
+  packages: [{ name: 'pg', version: '8.23.1' }],
 }
 
 /**

@@ -67,7 +67,7 @@ describe('maka installed without its optional packages', () => {
           join(root, 'ws'),
           'hi',
         ],
-        'maka: The PostgreSQL store (postgres://…) needs @maka/store-postgres and pg, which are not installed: run `npm install -g @maka/store-postgres@0.1.0 pg@8.23.1` (beside @maka/cli) and try again.',
+        'maka: The PostgreSQL store (postgres://…) needs pg, which is not installed: run `npm install -g pg@8.23.1` (beside @maka/cli) and try again.',
       ],
       [
         'the web UI',

@@ -8,11 +8,12 @@
  * wherever a read can meet it.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { StoreError } from '@maka/stores'
+import { type SessionSurvey, type StoreError, type StorePorts, SURVEY_PAGE_SESSIONS } from '@maka/stores'
 import {
   type PendingRepair,
   type RecoveryAction,
   type RecoveryReport,
+  type RecoveryStep,
   type StartupRecoveryDeps,
   type UnwritableSession,
   isDataDirRefusal,
@@ -20,6 +21,7 @@ import {
 import { makeRecoverClaims } from './recoverClaims.js'
 import { makeRecoverRuns } from './recoverRuns.js'
 import { makeRecoverShellRuns } from './recoverShellRuns.js'
+import { surveyedStores } from './surveyedStores.js'
 
 export type {
   PendingRepair,
@@ -88,9 +90,30 @@ export const makeStartupRecovery = (
   const recoverClaims = makeRecoverClaims(deps)
   const recoverRuns = makeRecoverRuns(deps)
 
-  const recoverSession = async (sessionId: string): Promise<SessionOutcome> => {
+  // What the survey reads: the store itself, or the facts the store read in bulk for the session.
+  interface SurveyReads {
+    readonly stores: StorePorts
+    readonly shellRuns: RecoveryStep
+    readonly claims: RecoveryStep
+    readonly runs: RecoveryStep
+  }
+  const direct: SurveyReads = { stores, shellRuns: recoverShellRuns, claims: recoverClaims, runs: recoverRuns }
+  const surveyReads = (facts: SessionSurvey | undefined): SurveyReads => {
+    if (facts === undefined) return direct
+    const surveyed = { ...deps, stores: surveyedStores(stores, facts) }
+    return {
+      stores: surveyed.stores,
+      shellRuns: makeRecoverShellRuns(surveyed),
+      claims: makeRecoverClaims(surveyed),
+      runs: makeRecoverRuns(surveyed),
+    }
+  }
+
+  const recoverSession = async (sessionId: string, facts?: SessionSurvey): Promise<SessionOutcome> => {
+    const reads = surveyReads(facts)
+    const surveySession = () => survey(reads, sessionId)
     // A session with a live owner is skipped whatever it holds: its files are that process's to write.
-    const lock = await run(stores.ownerLocks.read(sessionId))
+    const lock = await run(reads.stores.ownerLocks.read(sessionId))
     if (E.isLeft(lock)) {
       const skipped: RecoveryAction = {
         sessionId,
@@ -101,17 +124,17 @@ export const makeStartupRecovery = (
       if (!isDataDirRefusal(lock.left)) return { actions: [skipped] }
       // No lock can be taken where the data dir refuses owner.lock itself (no live owner ever made a
       // link or a folder of it); a survey reads only, and says what a repair would have written.
-      const survey = await surveySession(sessionId)
+      const surveyed = await surveySession()
       return {
         actions: [skipped],
-        unwritable: { sessionId, error: lock.left, stage: 'survey', pending: survey.pending },
+        unwritable: { sessionId, error: lock.left, stage: 'survey', pending: surveyed.pending },
       }
     }
     if (lock.right !== null && (await deps.inspector.ownerLiveness(lock.right)) === 'alive') {
       return { actions: [{ sessionId, action: 'session_skipped', detail: 'another live process owns the session' }] }
     }
-    const survey = await surveySession(sessionId)
-    const surveyRefusal = firstRefusal(survey.notes)
+    const surveyed = await surveySession()
+    const surveyRefusal = firstRefusal(surveyed.notes)
     if (surveyRefusal !== undefined) {
       // A repair around a refused read (`claims` a file, a ledger a link) could only be partial, and
       // the lock alone would already write: the session is left whole for a person to fix.
@@ -119,19 +142,19 @@ export const makeStartupRecovery = (
         sessionId,
         error: surveyRefusal,
         stage: 'survey',
-        pending: survey.pending,
+        pending: surveyed.pending,
       }
-      if (survey.pending.length === 0) return { actions: survey.notes, unwritable }
-      const refused = survey.notes.find((note) => note.error === surveyRefusal)
+      if (surveyed.pending.length === 0) return { actions: surveyed.notes, unwritable }
+      const refused = surveyed.notes.find((note) => note.error === surveyRefusal)
       return {
         actions: [
-          ...survey.notes,
+          ...surveyed.notes,
           { sessionId, action: 'session_skipped', detail: `not repaired: ${refused?.detail ?? surveyRefusal._tag}` },
         ],
         unwritable,
       }
     }
-    if (survey.pending.length === 0) return { actions: survey.notes }
+    if (surveyed.pending.length === 0) return { actions: surveyed.notes }
     const owned = await acquireOwnership(sessionId)
     if (E.isLeft(owned)) {
       const skipped: RecoveryAction = {
@@ -142,7 +165,7 @@ export const makeStartupRecovery = (
         ...(owned.left._tag === 'OwnerLockHeld' ? {} : { error: owned.left }),
       }
       return isDataDirRefusal(owned.left)
-        ? { actions: [skipped], unwritable: { sessionId, error: owned.left, stage: 'lock', pending: survey.pending } }
+        ? { actions: [skipped], unwritable: { sessionId, error: owned.left, stage: 'lock', pending: surveyed.pending } }
         : { actions: [skipped] }
     }
     const actions: Array<RecoveryAction> = []
@@ -157,16 +180,24 @@ export const makeStartupRecovery = (
     const repairRefusal = firstRefusal(actions)
     return repairRefusal === undefined
       ? { actions }
-      : { actions, unwritable: { sessionId, error: repairRefusal, stage: 'repair', pending: survey.pending } }
+      : { actions, unwritable: { sessionId, error: repairRefusal, stage: 'repair', pending: surveyed.pending } }
   }
 
   // The survey runs the same three steps without writing: each says what it would write.
-  const surveySession = async (sessionId: string): Promise<Survey> => {
+  const survey = async (reads: SurveyReads, sessionId: string): Promise<Survey> => {
     const notes: Array<RecoveryAction> = []
-    const shell = await recoverShellRuns(sessionId, notes, 'survey')
-    const claims = await recoverClaims(sessionId, notes, 'survey')
-    const runs = await recoverRuns(sessionId, notes, 'survey')
+    const shell = await reads.shellRuns(sessionId, notes, 'survey')
+    const claims = await reads.claims(sessionId, notes, 'survey')
+    const runs = await reads.runs(sessionId, notes, 'survey')
     return { notes, pending: [...shell, ...claims, ...runs] }
+  }
+
+  // A page of sessions' facts read in bulk, where the store can (`StorePorts.survey`); where it
+  // cannot, or the read failed, each session's survey reads the store itself, as it always did.
+  const pageFacts = async (page: ReadonlyArray<string>): Promise<ReadonlyArray<SessionSurvey | undefined>> => {
+    if (stores.survey === undefined) return page.map(() => undefined)
+    const read = await run(stores.survey.read(page))
+    return E.isLeft(read) ? page.map(() => undefined) : read.right
   }
 
   const recover = async (options: { readonly sessionIds?: ReadonlyArray<string> } = {}): Promise<RecoveryReport> => {
@@ -178,7 +209,15 @@ export const makeStartupRecovery = (
       sessionIds = E.isRight(listed) ? listed.right : []
     }
     // Reported in session order whatever order the sessions finish in.
-    const perSession = await mapBounded(sessionIds, SESSION_CONCURRENCY, recoverSession)
+    const perSession: Array<SessionOutcome> = []
+    for (let at = 0; at < sessionIds.length; at += SURVEY_PAGE_SESSIONS) {
+      const page = sessionIds.slice(at, at + SURVEY_PAGE_SESSIONS)
+      const facts = await pageFacts(page)
+      const pairs = page.map((sessionId, i) => [sessionId, facts[i]] as const)
+      perSession.push(
+        ...(await mapBounded(pairs, SESSION_CONCURRENCY, ([sessionId, survey]) => recoverSession(sessionId, survey))),
+      )
+    }
     return {
       actions: perSession.flatMap((outcome) => outcome.actions),
       unwritable: perSession.flatMap((outcome) => (outcome.unwritable === undefined ? [] : [outcome.unwritable])),

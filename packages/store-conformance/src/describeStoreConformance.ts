@@ -68,6 +68,11 @@ export interface ConformanceSubject {
    * JSONL files and SQLite; for PostgreSQL, what the server's settings imply.
    */
   readonly durableAppend: boolean
+  /**
+   * Whether the adapter offers `StorePorts.survey` (many sessions' recovery facts in bulk): the suite
+   * then checks that each session's facts are what the per-session reads answer.
+   */
+  readonly survey: boolean
 }
 
 const RACERS = 8
@@ -542,6 +547,72 @@ export const describeStoreConformance = (name: string, subject: ConformanceSubje
         // The store is fine afterwards.
         expect((await foldOf(stores)).scan).toEqual(scan)
       })
+    })
+
+    describe('recovery survey', () => {
+      if (subject.survey)
+        it('answers for each session what its per-session reads answer, a page at a time', async () => {
+          const { location, stores } = await freshStores()
+          // session-1: a source run of 4 rows, a claimed boundary with its target header, an empty
+          // run, two shell runs and this instance's owner lock.
+          await withSourceRun(stores)
+          const { claim, header } = claimAndHeader(source, 4, runIdentity(S, 2))
+          await value(stores.claims.claimBoundary(claim, header))
+          await value(stores.runs.create(runHeader(runIdentity(S, 3))))
+          await value(stores.shellRuns.write(shellRun(source, 'shell-b')))
+          await value(stores.shellRuns.write(shellRun(source, 'shell-a')))
+          await value(stores.ownerLocks.acquire(S, ownerLock(process.pid), () => Promise.resolve(false)))
+          // session-2: one run of 2 rows and nothing else; session-3: a session record alone.
+          const other = runIdentity('session-2', 1)
+          await value(stores.sessions.create(sessionRecord('session-2')))
+          await value(stores.runs.create(runHeader(other)))
+          for (const event of ledgerRows(other, 2)) {
+            await value(stores.events.append('session-2', other.runId, event, { durable: true }))
+          }
+          await value(stores.sessions.create(sessionRecord('session-3')))
+          const ids = ['session-3', S, 'session-9', '../escape', 'session-2']
+          const reader = (await open(location)).survey
+          if (reader === undefined) throw new Error('the adapter says it offers a survey, and has none')
+          const surveyed = await value(reader.read(ids))
+          const expected = []
+          for (const sessionId of ids) {
+            const runs = await stores.runs.list(sessionId)()
+            const lastRows = new Map()
+            if (runs._tag === 'Right') {
+              for (const entry of runs.right) {
+                lastRows.set(entry.runId, await stores.events.readLastRow(sessionId, entry.runId)())
+              }
+            }
+            expected.push({
+              sessionId,
+              ownerLock: await stores.ownerLocks.read(sessionId)(),
+              shellRuns: await stores.shellRuns.list(sessionId)(),
+              claims: await stores.claims.list(sessionId)(),
+              runs,
+              lastRows,
+            })
+          }
+          expect(surveyed).toEqual(expected)
+          // What the fixture holds shows through, so the equality above is not one of empty answers.
+          const first = surveyed[1]
+          expect(first?.runs._tag === 'Right' && first.runs.right.map((entry) => entry.runId)).toEqual([
+            'run-1',
+            'run-2',
+            'run-3',
+          ])
+          expect(first?.lastRows.get('run-1')).toEqual({
+            _tag: 'Right',
+            right: (await value(stores.events.read(S, 'run-1'))).events[3],
+          })
+          expect(first?.lastRows.get('run-3')).toEqual({ _tag: 'Right', right: null })
+          expect(first?.ownerLock).toMatchObject({ _tag: 'Right', right: { pid: process.pid } })
+          await value(stores.ownerLocks.release(S, ownerLock(process.pid)))
+        })
+      else
+        it('offers none, so recovery reads session by session', async () => {
+          const { stores } = await freshStores()
+          expect(stores.survey).toBeUndefined()
+        })
     })
 
     describe('shell runs', () => {

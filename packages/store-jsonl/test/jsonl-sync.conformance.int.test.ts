@@ -15,6 +15,7 @@ const CHILD = fileURLToPath(new URL('./syncFileStores.mjs', import.meta.url))
 
 describeStoreConformance('jsonl over synchronous calls', {
   durableAppend: true,
+  survey: false,
   fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-sync-')),
   open: (dataDir) => Promise.resolve(makeFileStores(dataDir, { fs: syncStoreFs })),
   remove: (dataDir) => rm(dataDir, { recursive: true, force: true }),

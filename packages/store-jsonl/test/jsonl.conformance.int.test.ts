@@ -13,6 +13,7 @@ const STORES_DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 describeStoreConformance('jsonl', {
   durableAppend: true,
+  survey: false,
   fresh: () => mkdtemp(join(tmpdir(), 'maka-conformance-jsonl-')),
   open: (dataDir) => Promise.resolve(makeFileStores(dataDir)),
   remove: (dataDir) => rm(dataDir, { recursive: true, force: true }),

@@ -17,6 +17,7 @@ import {
   makeSqlRunStore,
   makeSqlSessionStore,
   makeSqlShellRunStore,
+  makeSqlSurveyReader,
   withSubject,
   type SqlDatabase,
   type SqlStoreContext,
@@ -27,7 +28,7 @@ import pg from 'pg'
 import { migrate, parseTarget, redactError, type Target } from './database.js'
 import { isDurableCommit, readCommitSettings } from './durability.js'
 import { makePostgresDatabase, postgresDialect, sha256 } from './postgresDatabase.js'
-import { makePostgresOwnerLockStore, makePostgresOwnership } from './postgresOwnerLocks.js'
+import { makePostgresOwnerLockStore, makePostgresOwnership, postgresOwnerLocksOf } from './postgresOwnerLocks.js'
 
 /**
  * The PostgreSQL stores: the ports plus what this instance holds.
@@ -142,6 +143,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
     shellRuns: makeSqlShellRunStore(context),
     claims: makeSqlClaimStore(context),
     ownerLocks: makePostgresOwnerLockStore(context, ownership, hostId),
+    survey: makeSqlSurveyReader(context, postgresOwnerLocksOf(context)),
     capabilities,
     close: async () => {
       closed = true

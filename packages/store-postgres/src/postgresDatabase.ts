@@ -106,6 +106,17 @@ export const postgresDialect: SqlDialect = {
     'ON CONFLICT (session_id, shell_run_id) DO UPDATE SET record = excluded.record',
   listShellRuns:
     'SELECT shell_run_id AS "shellRunId", record FROM shell_runs WHERE session_id = $1 ORDER BY shell_run_id COLLATE "C"',
+  sessionIdList: (sessionIds) => [...sessionIds],
+  surveyShellRuns:
+    'SELECT session_id AS s, shell_run_id AS "shellRunId", record FROM shell_runs WHERE session_id = ANY($1::text[]) ' +
+    'ORDER BY session_id COLLATE "C", shell_run_id COLLATE "C"',
+  surveyClaims:
+    'SELECT session_id AS s, source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = ANY($1::text[]) ' +
+    'ORDER BY session_id COLLATE "C", source_run_id COLLATE "C", high_water',
+  surveyRuns:
+    'SELECT r.session_id AS s, r.run_id AS "runId", r.header, (SELECT e.row FROM events e ' +
+    'WHERE e.session_id = r.session_id AND e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1) AS last ' +
+    'FROM runs r WHERE r.session_id = ANY($1::text[]) ORDER BY r.session_id COLLATE "C", r.run_id COLLATE "C"',
   selectClaim: 'SELECT record FROM claims WHERE session_id = $1 AND source_run_id = $2 AND high_water = $3',
   listClaims:
     'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = $1 ' +

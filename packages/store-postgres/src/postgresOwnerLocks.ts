@@ -18,6 +18,7 @@ import {
   withSubject,
   type OwnerLockStore,
   type SqlOutcome,
+  type SqlOwnerLocksOf,
   type SqlQueries,
   type SqlStoreContext,
 } from '@maka/stores'
@@ -25,11 +26,36 @@ import * as E from 'fp-ts/lib/Either.js'
 import pg from 'pg'
 import { sessionLockKey, type Target } from './database.js'
 
-// The row of a session's lock counts only while its backend holds the session's advisory lock.
-const LIVE_LOCK = `EXISTS (
+// The row of a session's lock counts only while its backend holds the session's advisory lock,
+// whose two keys `k1` and `k2` are SQL expressions.
+const liveLock = (k1: string, k2: string) => `EXISTS (
   SELECT 1 FROM pg_locks l
   WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-    AND l.classid = $2::bigint::oid AND l.objid = $3::bigint::oid AND l.objsubid = 2 AND l.pid = o.backend_pid)`
+    AND l.classid = ${k1}::bigint::oid AND l.objid = ${k2}::bigint::oid AND l.objsubid = 2 AND l.pid = o.backend_pid)`
+const LIVE_LOCK = liveLock('$2', '$3')
+
+/**
+ * The survey's read of many sessions' owner locks (`SqlOwnerLocksOf`), judged as `read` judges one:
+ * a row counts only while its backend holds the session's advisory lock.
+ * @category constructors
+ */
+export const postgresOwnerLocksOf =
+  (context: SqlStoreContext): SqlOwnerLocksOf =>
+  async (q, sessionIds) => {
+    const places = sqlPlaces(context.location)
+    const keys = sessionIds.map(sessionLockKey)
+    const rows = await q.all<{ readonly s: string; readonly record: string; readonly live: boolean }>(
+      `SELECT o.session_id AS s, o.record, ${liveLock('k.k1', 'k.k2')} AS live
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS k(s, k1, k2) JOIN owner_locks o ON o.session_id = k.s`,
+      [sessionIds, keys.map(([k1]) => k1), keys.map(([, k2]) => k2)],
+    )
+    return new Map(
+      rows.map((row) => {
+        const lock = decodeStoredOwnerLock(row.record, places.ownerLock(row.s))
+        return [row.s, E.isLeft(lock) ? lock : E.right(row.live ? lock.right : null)] as const
+      }),
+    )
+  }
 
 const closedError = () => Object.assign(new Error('the store was closed'), { code: 'STORE_CLOSED' })
 

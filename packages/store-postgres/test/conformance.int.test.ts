@@ -19,6 +19,7 @@ describeStoreConformance('postgres', {
   // The scratch cluster runs with fsync and synchronous_commit off (scripts/scratch-postgres.mjs): a
   // store opened without `assumeDurable` must say that an acknowledged row could be lost.
   durableAppend: false,
+  survey: true,
   writeGarbageRow: (url, sessionId, runId) =>
     onDatabase(url, async (client) => {
       await client.query(

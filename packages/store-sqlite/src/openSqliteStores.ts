@@ -14,6 +14,7 @@ import {
   makeSqlRunStore,
   makeSqlSessionStore,
   makeSqlShellRunStore,
+  makeSqlSurveyReader,
   withSubject,
   type SqlStoreContext,
   type StorePorts,
@@ -21,7 +22,7 @@ import {
 import * as E from 'fp-ts/lib/Either.js'
 import { openDatabase, type Db } from './database.js'
 import { makeSqliteDatabase, sha256, sqliteDialect } from './sqliteDatabase.js'
-import { makeSqliteOwnerLockStore } from './sqliteOwnerLocks.js'
+import { makeSqliteOwnerLockStore, sqliteOwnerLocksOf } from './sqliteOwnerLocks.js'
 
 /**
  * The SQLite stores: the ports plus the database file they live in.
@@ -88,6 +89,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
     shellRuns: makeSqlShellRunStore(context),
     claims: makeSqlClaimStore(context),
     ownerLocks: makeSqliteOwnerLockStore(context),
+    survey: makeSqlSurveyReader(context, sqliteOwnerLocksOf(context)),
     capabilities: SQLITE_CAPABILITIES,
     close: () => {
       closed = true

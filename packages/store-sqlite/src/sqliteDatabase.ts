@@ -126,6 +126,18 @@ export const sqliteDialect: SqlDialect = {
     'INSERT INTO shell_runs (session_id, shell_run_id, record) VALUES (?, ?, ?) ' +
     'ON CONFLICT (session_id, shell_run_id) DO UPDATE SET record = excluded.record',
   listShellRuns: 'SELECT shell_run_id AS shellRunId, record FROM shell_runs WHERE session_id = ? ORDER BY shell_run_id',
+  // The ids travel as one JSON array, read back by json_each: one statement whatever their number.
+  sessionIdList: (sessionIds) => JSON.stringify(sessionIds),
+  surveyShellRuns:
+    'SELECT session_id AS s, shell_run_id AS shellRunId, record FROM shell_runs ' +
+    'WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_id, shell_run_id',
+  surveyClaims:
+    'SELECT session_id AS s, source_run_id AS r, high_water AS hw, record FROM claims ' +
+    'WHERE session_id IN (SELECT value FROM json_each(?)) ORDER BY session_id, source_run_id, high_water',
+  surveyRuns:
+    'SELECT r.session_id AS s, r.run_id AS runId, r.header, (SELECT e.row FROM events e ' +
+    'WHERE e.session_id = r.session_id AND e.run_id = r.run_id ORDER BY e.seq DESC LIMIT 1) AS last ' +
+    'FROM runs r WHERE r.session_id IN (SELECT value FROM json_each(?)) ORDER BY r.session_id, r.run_id',
   selectClaim: 'SELECT record FROM claims WHERE session_id = ? AND source_run_id = ? AND high_water = ?',
   listClaims:
     'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = ? ORDER BY source_run_id, high_water',

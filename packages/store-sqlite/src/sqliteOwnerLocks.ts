@@ -17,12 +17,29 @@ import {
   type OwnerLockStore,
   type SqlOutcome,
   type SqlQueries,
+  type SqlOwnerLocksOf,
   type SqlStoreContext,
 } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { sqliteDialect } from './sqliteDatabase.js'
 
 type Found = { readonly lock: OwnerLock; readonly text: string } | null
+
+/**
+ * The survey's read of many sessions' owner locks (`SqlOwnerLocksOf`): the stored records, read back
+ * as `read` reads one.
+ * @category constructors
+ */
+export const sqliteOwnerLocksOf =
+  (context: SqlStoreContext): SqlOwnerLocksOf =>
+  async (q, sessionIds) => {
+    const places = sqlPlaces(context.location)
+    const rows = await q.all<{ readonly s: string; readonly record: string }>(
+      'SELECT session_id AS s, record FROM owner_locks WHERE session_id IN (SELECT value FROM json_each(?))',
+      [sqliteDialect.sessionIdList(sessionIds)],
+    )
+    return new Map(rows.map((row) => [row.s, decodeStoredOwnerLock(row.record, places.ownerLock(row.s))] as const))
+  }
 
 /**
  * Builds the owner-lock store of one SQLite store instance.

@@ -14,6 +14,7 @@ const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
 
 describeStoreConformance('sqlite', {
   durableAppend: true,
+  survey: true,
   fresh: async () => join(await mkdtemp(join(tmpdir(), 'maka-conformance-sqlite-')), 'maka.sqlite'),
   open: (file) => Promise.resolve(openSqliteStores(file)),
   remove: (file) => rm(dirname(file), { recursive: true, force: true }),

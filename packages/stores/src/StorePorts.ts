@@ -9,6 +9,7 @@ import type { OwnerLockStore } from './OwnerLockStore.js'
 import type { RuntimeEventStore } from './RuntimeEventStore.js'
 import type { SessionStore } from './SessionStore.js'
 import type { ShellRunStore } from './ShellRunStore.js'
+import type { SessionSurveyReader } from './SessionSurvey.js'
 
 /**
  * What a store promises beyond the ports themselves, fixed when it is opened.
@@ -41,6 +42,11 @@ export interface StorePorts {
   readonly shellRuns: ShellRunStore
   readonly claims: ClaimStore
   readonly ownerLocks: OwnerLockStore
+  /**
+   * Many sessions' recovery facts in a few statements (`SessionSurvey`), where the store can read
+   * them so; absent where reading session by session costs as little (the JSONL files).
+   */
+  readonly survey?: SessionSurveyReader
   /** What this store promises (`StoreCapabilities`); the runtime reads it, never the store's kind. */
   readonly capabilities: StoreCapabilities
   /**

@@ -7,6 +7,7 @@
  */
 export { type StorePorts, type StoreCapabilities } from './StorePorts.js'
 export { type SessionStore } from './SessionStore.js'
+export { type SessionSurvey, type SessionSurveyReader, SURVEY_PAGE_SESSIONS } from './SessionSurvey.js'
 export { type AgentRunStore, type RunListing, type UpdateRunOptions, checkRunHeader } from './AgentRunStore.js'
 export {
   type RuntimeEventStore,
@@ -95,3 +96,4 @@ export { makeSqlEventStore } from './sql/sqlEvents.js'
 export { makeSqlShellRunStore } from './sql/sqlShellRuns.js'
 export { makeSqlClaimStore } from './sql/sqlClaims.js'
 export { checkOwnerLockAcquire, decodeStoredOwnerLock } from './sql/sqlOwnerLocks.js'
+export { type SqlOwnerLocksOf, makeSqlSurveyReader } from './sql/sqlSurvey.js'

@@ -110,6 +110,17 @@ export interface SqlDialect {
   readonly upsertShellRun: string
   /** `(session_id)` → `{ shellRunId, record }` rows in id order. */
   readonly listShellRuns: string
+  /** The one parameter that stands for a list of session ids in the survey's statements. */
+  readonly sessionIdList: (sessionIds: ReadonlyArray<string>) => unknown
+  /** `(ids)` → `{ s, shellRunId, record }`: those sessions' shell runs, each session's in `listShellRuns` order. */
+  readonly surveyShellRuns: string
+  /** `(ids)` → `{ s, r, hw, record }`: those sessions' claims, each session's in `listClaims` order. */
+  readonly surveyClaims: string
+  /**
+   * `(ids)` → `{ s, runId, header, last }`: those sessions' runs, each session's in `listRuns` order,
+   * with the text of each ledger's last row (`null` when it has none).
+   */
+  readonly surveyRuns: string
   /** `(session_id, source_run_id, high_water)` → the claim's `record`. */
   readonly selectClaim: string
   /** `(session_id)` → `{ r, hw, record }` rows by source run id, then high-water. */
@@ -194,3 +205,9 @@ export const sqlPlaces = (location: string) => {
     ownerLock: (s: string) => where(`sessions/${s}/owner.lock`),
   }
 }
+
+/**
+ * The places of one SQL store (`sqlPlaces`).
+ * @category models
+ */
+export type SqlPlaces = ReturnType<typeof sqlPlaces>

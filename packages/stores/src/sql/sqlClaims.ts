@@ -10,9 +10,48 @@ import { checkClaimBoundary, type ClaimStore } from '../ClaimStore.js'
 import { checkHighWater, checkIds } from '../internal/checkIds.js'
 import { claimConflict, runAlreadyExists } from '../StoreError.js'
 import { decodeStoredRecord } from '../storedRecords.js'
-import { sqlPlaces, sqlTask, type SqlOutcome, type SqlQueries, type SqlStoreContext } from './SqlDatabase.js'
+import {
+  sqlPlaces,
+  sqlTask,
+  type SqlOutcome,
+  type SqlPlaces,
+  type SqlQueries,
+  type SqlStoreContext,
+} from './SqlDatabase.js'
 
 const decodeClaim = decodeWith(ContinuationClaim)
+
+const decodeClaimRow = (
+  places: SqlPlaces,
+  sessionId: string,
+  sourceRunId: string,
+  highWater: number,
+  text: string,
+): SqlOutcome<ContinuationClaim> =>
+  decodeStoredRecord(
+    text,
+    places.claim(sessionId, sourceRunId, highWater),
+    decodeClaim,
+    (c) => c.sessionId === sessionId && c.sourceRunId === sourceRunId && c.sourceRuntimeEventHighWater === highWater,
+  )
+
+/**
+ * A session's `claims` rows as `claims.list` answers them (shared with the survey).
+ * @category constructors
+ */
+export const listClaimRows = (
+  places: SqlPlaces,
+  sessionId: string,
+  rows: ReadonlyArray<{ readonly r: string; readonly hw: number; readonly record: string }>,
+): SqlOutcome<ReadonlyArray<ContinuationClaim>> => {
+  const out: Array<ContinuationClaim> = []
+  for (const { r, hw, record } of rows) {
+    const claim = decodeClaimRow(places, sessionId, r, hw, record)
+    if (E.isLeft(claim)) return claim
+    out.push(claim.right)
+  }
+  return E.right(out)
+}
 
 /**
  * Builds the claim store of one SQL store instance.
@@ -22,12 +61,7 @@ export const makeSqlClaimStore = (context: SqlStoreContext): ClaimStore => {
   const { dialect } = context
   const places = sqlPlaces(context.location)
   const decodeAt = (text: string, sessionId: string, sourceRunId: string, highWater: number) =>
-    decodeStoredRecord(
-      text,
-      places.claim(sessionId, sourceRunId, highWater),
-      decodeClaim,
-      (c) => c.sessionId === sessionId && c.sourceRunId === sourceRunId && c.sourceRuntimeEventHighWater === highWater,
-    )
+    decodeClaimRow(places, sessionId, sourceRunId, highWater, text)
 
   const readClaim = async (
     q: SqlQueries,
@@ -88,13 +122,7 @@ export const makeSqlClaimStore = (context: SqlStoreContext): ClaimStore => {
             dialect.listClaims,
             [sessionId],
           )
-          const out: Array<ContinuationClaim> = []
-          for (const { r, hw, record } of rows) {
-            const claim = decodeAt(record, sessionId, r, hw)
-            if (E.isLeft(claim)) return claim
-            out.push(claim.right)
-          }
-          return E.right(out)
+          return listClaimRows(places, sessionId, rows)
         },
       ),
   }

@@ -42,6 +42,19 @@ import {
 } from './SqlDatabase.js'
 
 /**
+ * What `events.readLastRow` answers for a run whose header exists and whose ledger's last row text
+ * is `last` (`null`: an empty ledger). Shared with the survey.
+ * @category constructors
+ */
+export const lastRowOf = (sessionId: string, runId: string, last: string | null): RuntimeEvent | null => {
+  if (last === null) return null
+  const reader = makeLedgerRowReader({ sessionId, runId })
+  reader.add(last)
+  const snapshot = reader.snapshot()
+  return snapshot.problem === null ? (snapshot.events[0] ?? null) : null
+}
+
+/**
  * Builds the ledger store of one SQL store instance.
  * @category constructors
  */
@@ -274,12 +287,7 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
           const found = await dialect.lastRow(db, sessionId, runId)
           if (E.isLeft(found)) return found
           if (!found.right.run) return E.left(notFound(places.run(sessionId, runId)))
-          const last = found.right.row
-          if (last === null) return E.right(null)
-          const reader = makeLedgerRowReader({ sessionId, runId })
-          reader.add(last)
-          const snapshot = reader.snapshot()
-          return E.right(snapshot.problem === null ? (snapshot.events[0] ?? null) : null)
+          return E.right(lastRowOf(sessionId, runId, found.right.row))
         },
       ),
   }

@@ -9,9 +9,44 @@ import { checkIds } from '../internal/checkIds.js'
 import { checkRunHeader, type AgentRunStore, type RunListing } from '../AgentRunStore.js'
 import { notFound, runAlreadyExists, unreadable } from '../StoreError.js'
 import { decodeStoredRecord } from '../storedRecords.js'
-import { sqlPlaces, sqlTask, type SqlOutcome, type SqlQueries, type SqlStoreContext } from './SqlDatabase.js'
+import {
+  sqlPlaces,
+  sqlTask,
+  type SqlOutcome,
+  type SqlPlaces,
+  type SqlQueries,
+  type SqlStoreContext,
+} from './SqlDatabase.js'
 
 const decodeHeader = decodeWith(AgentRun)
+
+const decodeRunRow = (places: SqlPlaces, sessionId: string, runId: string, text: string): SqlOutcome<AgentRun> =>
+  decodeStoredRecord(
+    text,
+    places.run(sessionId, runId),
+    decodeHeader,
+    (h) => h.sessionId === sessionId && h.runId === runId,
+  )
+
+/**
+ * A session's `runs` rows as `runs.list` answers them (shared with the survey).
+ * @category constructors
+ */
+export const listRunRows = (
+  places: SqlPlaces,
+  sessionId: string,
+  rows: ReadonlyArray<{ readonly runId: string; readonly header: string }>,
+): SqlOutcome<ReadonlyArray<RunListing>> => {
+  const listed: Array<RunListing> = []
+  for (const { runId, header } of rows) {
+    // Only a checked id is ever written to run_id: a row whose id does not decode is damage,
+    // and the listing fails closed rather than drop a run (decisions 60).
+    if (!RunId.is(runId)) return E.left(unreadable(places.run(sessionId, runId), 'run id is invalid'))
+    const decoded = decodeRunRow(places, sessionId, runId, header)
+    listed.push(E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left })
+  }
+  return E.right(listed)
+}
 
 /**
  * Builds the header store of one SQL store instance.
@@ -20,13 +55,7 @@ const decodeHeader = decodeWith(AgentRun)
 export const makeSqlRunStore = (context: SqlStoreContext): AgentRunStore => {
   const { dialect } = context
   const places = sqlPlaces(context.location)
-  const decodeAt = (text: string, sessionId: string, runId: string) =>
-    decodeStoredRecord(
-      text,
-      places.run(sessionId, runId),
-      decodeHeader,
-      (h) => h.sessionId === sessionId && h.runId === runId,
-    )
+  const decodeAt = (text: string, sessionId: string, runId: string) => decodeRunRow(places, sessionId, runId, text)
 
   const readHeader = async (q: SqlQueries, sessionId: string, runId: string): Promise<SqlOutcome<AgentRun>> => {
     const text = (await q.value(dialect.selectHeader, [sessionId, runId])) as string | undefined
@@ -84,15 +113,7 @@ export const makeSqlRunStore = (context: SqlStoreContext): AgentRunStore => {
           const ids = checkIds(['sessionId', sessionId])
           if (E.isLeft(ids)) return ids
           const rows = await db.all<{ readonly runId: string; readonly header: string }>(dialect.listRuns, [sessionId])
-          const listed: Array<RunListing> = []
-          for (const { runId, header } of rows) {
-            // Only a checked id is ever written to run_id: a row whose id does not decode is damage,
-            // and the listing fails closed rather than drop a run (decisions 60).
-            if (!RunId.is(runId)) return E.left(unreadable(places.run(sessionId, runId), 'run id is invalid'))
-            const decoded = decodeAt(header, sessionId, runId)
-            listed.push(E.isRight(decoded) ? { runId, header: decoded.right } : { runId, error: decoded.left })
-          }
-          return E.right(listed)
+          return listRunRows(places, sessionId, rows)
         },
       ),
   }
