@@ -42,6 +42,21 @@ export {
   decideContinuation,
 } from './decideContinuation.js'
 export { type RunTerminal, decideTerminal } from './decideTerminal.js'
+export {
+  type ResolveConditions,
+  type ResolveRefusal,
+  type ResolveJudgement,
+  type ChainCall,
+  type AdjudicationInput,
+  type Adjudication,
+  MAX_RESOLVE_OUTPUT_BYTES,
+  AdjudicationResults,
+  checkResolveRequest,
+  earlyExitRefusal,
+  selectResolveOperation,
+  decideAdjudication,
+  isAdjudicationStart,
+} from './decideResolve.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
 export {
   type TurnRequest,
@@ -49,6 +64,11 @@ export {
   type ContinuationResult,
   type ResumeRequest,
   type ResumeObserver,
+  type ResolveVerdict,
+  type ResolveActor,
+  type ResolveTarget,
+  type ResolveRequest,
+  type ResolveResult,
   type WaitingOperation,
   type ReplayFailure,
   type PlanOutline,
