@@ -75,6 +75,7 @@ export {
   type Runtime,
 } from './Runtime.js'
 export { makeRuntime } from './makeRuntime.js'
+export { awaitsExplicitResume } from './resolveCall.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

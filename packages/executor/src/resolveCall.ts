@@ -5,8 +5,21 @@
  * refusals, then the writes through the performer. Exactly one adjudication per boundary comes from
  * the boundary claim every continuation takes: a loser finds the claim and refuses.
  */
-import { type AgentRun, Sha256Digest, describeCode, isFunctionCallEvent, operationIdOf } from '@maka/events'
-import { type ContinuationPlan, ResolveRefusalSentences, boundaryHolderOf, isResolveRefusalCode } from '@maka/planner'
+import {
+  type AgentRun,
+  type RuntimeEvent,
+  Sha256Digest,
+  describeCode,
+  isFunctionCallEvent,
+  operationIdOf,
+} from '@maka/events'
+import {
+  type ContinuationPlan,
+  ResolveRefusalSentences,
+  boundaryHolderOf,
+  isResolveRefusalCode,
+  latestTopLevelRun,
+} from '@maka/planner'
 import { type StorePorts, describeStoreError } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import {
@@ -15,6 +28,7 @@ import {
   checkResolveRequest,
   decideAdjudication,
   earlyExitRefusal,
+  isAdjudicationStart,
   selectResolveOperation,
 } from './decideResolve.js'
 import { emitSafely } from './lifecycle.js'
@@ -209,3 +223,21 @@ export const makeResolve =
       await ctx.ownership.releaseOwnership(sessionId, owned.right)
     }
   }
+
+/**
+ * True when the session's latest top-level run is an adjudication run (its start row lists an
+ * `adjudicate` entry), whatever its failure class: resolving is an explicit act, and so is resuming
+ * after it, so start-up auto-continuation leaves such a session to the person.
+ * @category guards
+ */
+export const awaitsExplicitResume = async (stores: StorePorts, sessionId: string): Promise<boolean> => {
+  const listed = await stores.runs.list(sessionId)()
+  if (E.isLeft(listed)) return false
+  const latest = latestTopLevelRun(listed.right.flatMap((entry) => ('header' in entry ? [entry.header] : [])))
+  if (latest?.continuationSource === undefined) return false
+  let first: RuntimeEvent | undefined
+  const read = await stores.events.fold(sessionId, latest.runId, (event) => {
+    first ??= event
+  })()
+  return E.isRight(read) && isAdjudicationStart(first)
+}

@@ -3,10 +3,12 @@
  * cannot be judged, a person records what happened, and resuming continues from the adjudication
  * run with that record as the call's one response. Every refusal and every bad input writes nothing.
  */
+import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
-import type { RuntimeEvent } from '@maka/events'
+import { type RuntimeEvent, type ShellRun, makeNonNegativeIntUnsafe } from '@maka/events'
+import { currentProcessIdentity, currentProcessStartTime } from '@maka/host-inspector'
 import { makeScriptedProvider } from '@maka/providers'
-import type { CrashPoint, ResolveRequest, Runtime } from '../src/index.js'
+import { type CrashPoint, type ResolveRequest, type Runtime, awaitsExplicitResume } from '../src/index.js'
 import { SimulatedCrash, type World, snapshotTree, trackWorlds } from './support/world.js'
 
 const world = trackWorlds()
@@ -293,6 +295,28 @@ describe('resolve', () => {
       expect(await snapshotTree(w.dataDir)).toEqual(before)
     })
 
+    it('refuses while a command of the session may still run (resolve_call_running)', async () => {
+      const w = await world({ journal: true })
+      const source = await crashedAt(w, 'after_tool_dispatch_committed')
+      // A background command of the session that is still alive: this very process, recorded as it is.
+      const identity = await currentProcessIdentity()
+      const record = {
+        shellRunId: 'sh-00000000000e50c1',
+        sessionId: source.sessionId,
+        runId: source.runId,
+        command: 'sleep 120',
+        status: 'running',
+        pid: makeNonNegativeIntUnsafe(process.pid),
+        startedAt: (await currentProcessStartTime()).toISOString(),
+        ...(identity === null ? {} : identity),
+      } as ShellRun
+      expect(E.isRight(await w.stores.shellRuns.write(record)())).toBe(true)
+      const before = await snapshotTree(w.dataDir)
+      const result = await w.runtime.resolve(resolveOf(source.sessionId, { target: { callId: source.callId } }))
+      expect(result).toMatchObject({ _tag: 'Refused', codes: ['resolve_call_running'] })
+      expect(await snapshotTree(w.dataDir)).toEqual(before)
+    })
+
     it('answers resolve_unavailable where runs write no journal, naming what is missing', async () => {
       const w = await world({ journal: true })
       const source = await crashedAt(w, 'after_tool_dispatch_committed')
@@ -325,5 +349,28 @@ describe('resolve', () => {
       expect(result).toMatchObject({ _tag: 'Invalid', code })
       expect(await snapshotTree(w.dataDir)).toEqual(before)
     })
+  })
+})
+
+describe('awaitsExplicitResume', () => {
+  it('is true once the latest run is an adjudication run, even when a crash closed it as app_restarted', async () => {
+    const w = await world({ journal: true })
+    const source = await crashedAt(w, 'after_tool_dispatch_committed')
+    expect(await awaitsExplicitResume(w.stores, source.sessionId)).toBe(false)
+    const crashing = w.runtimeWith({
+      onCrashPoint: (at) => {
+        if (at === 'after_adjudication_committed') throw new SimulatedCrash(at)
+      },
+    })
+    const stopped = await crashing.resolve(resolveOf(source.sessionId, { target: { callId: source.callId } }))
+    expect(stopped).toMatchObject({ _tag: 'Failed' })
+    await w.runtime.recover({ sessionIds: [source.sessionId] })
+    expect(await awaitsExplicitResume(w.stores, source.sessionId)).toBe(true)
+    // The adjudication stands: the call is settled, and resume continues from the run.
+    const again = await w.runtime.resolve(resolveOf(source.sessionId, { target: { callId: source.callId } }))
+    expect(again).toMatchObject({ _tag: 'Refused', codes: ['resolve_call_settled'] })
+    w.script([{ text: 'Fine.' }])
+    expect(await w.runtime.resume({ sessionId: source.sessionId })).toMatchObject({ _tag: 'Finished' })
+    expect(await awaitsExplicitResume(w.stores, source.sessionId)).toBe(false)
   })
 })

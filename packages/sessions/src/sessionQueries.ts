@@ -89,7 +89,10 @@ export interface SessionSummary {
    */
   readonly unreadableRuns: ReadonlyArray<UnreadableRun>
   readonly latestRun: RunBrief | null
-  /** The latest top-level run failed with `app_restarted`, or is non-terminal with no live owner. */
+  /**
+   * The latest top-level run failed with `app_restarted` (or `operator_resolved`: a person recorded an
+   * interrupted call's outcome and the turn waits to be resumed), or is non-terminal with no live owner.
+   */
   readonly interrupted: boolean
   /** A live process owns the session now. */
   readonly ownerAlive: boolean
@@ -164,13 +167,17 @@ const byIdThen = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 export const runKindOf = (header: AgentRun): RunKind =>
   isContinuationRun(header) ? 'continuation' : isChildRun(header) ? 'child' : 'turn'
 
+// An adjudication run (`resolve`) ends `operator_resolved`: its turn waits to be resumed, like a crashed one.
+const INTERRUPTED_CLASSES: ReadonlySet<string> = new Set(['app_restarted', 'operator_resolved'])
+
 /**
- * A run was interrupted when it failed because the app restarted, or has not ended and no live
- * process owns its session.
+ * A run was interrupted when it failed because the app restarted (or a person resolved its open
+ * call), or has not ended and no live process owns its session.
  * @category constructors
  */
 export const isInterrupted = (run: AgentRun, ownerAlive: boolean): boolean =>
-  (run.status === 'failed' && run.failureClass === 'app_restarted') || (!isTerminalRunStatus(run.status) && !ownerAlive)
+  (run.status === 'failed' && run.failureClass !== undefined && INTERRUPTED_CLASSES.has(run.failureClass)) ||
+  (!isTerminalRunStatus(run.status) && !ownerAlive)
 
 const brief = (header: AgentRun): RunBrief => ({
   runId: header.runId,
