@@ -22,7 +22,7 @@ import * as E from 'fp-ts/lib/Either.js'
 import { type ContinuationStart, decideContinuation } from './decideContinuation.js'
 import { type RunTerminal, decideTerminal } from './decideTerminal.js'
 import type { ProviderIdentity } from './decideTurnStart.js'
-import type { ResolveActor, ResolveRequest, ResolveResult, ResolveVerdict } from './Runtime.js'
+import type { ResolveActor, ResolveRequest, ResolveResult, ResolveTarget, ResolveVerdict } from './Runtime.js'
 import { rowStamp } from './runWriter.js'
 
 // -------------------------------------------------------------------------------------
@@ -116,12 +116,29 @@ const missingConditions = (conditions: ResolveConditions): ReadonlyArray<string>
 ]
 
 /**
+ * A resolve request as a host received it, before it is checked: any verdict or actor text, and
+ * zero, one or two targets.
+ * @category models
+ */
+export interface UncheckedResolveRequest {
+  readonly sessionId: string
+  readonly target: { readonly callId?: string | undefined; readonly operationId?: string | undefined }
+  readonly verdict: string
+  readonly output?: string | undefined
+  readonly actor: string
+}
+
+const isVerdict = (v: string): v is ResolveVerdict => VERDICTS.includes(v)
+const isActor = (a: string): a is ResolveActor => ACTORS.includes(a)
+
+/**
  * The checks that need nothing read, in the contract's order: `resolve_unavailable` (naming each
- * missing condition), the verdict, exactly one target, the output (well-formed, at most 64 KiB).
+ * missing condition), the verdict, exactly one target, the actor, the output (well-formed, at most
+ * 64 KiB). Right: the request, typed.
  * @category constructors
  */
 export const checkResolveRequest = (
-  request: ResolveRequest,
+  request: UncheckedResolveRequest,
   conditions: ResolveConditions,
 ): E.Either<Extract<ResolveResult, { _tag: 'Unavailable' | 'Invalid' }>, ResolveRequest> => {
   const missing = missingConditions(conditions)
@@ -132,30 +149,35 @@ export const checkResolveRequest = (
       message: `${ResolveRefusalSentences.resolve_unavailable} Here ${missing.join(', and ')}.`,
     })
   }
-  if (!VERDICTS.includes(request.verdict)) {
+  const { verdict, actor, output } = request
+  if (!isVerdict(verdict)) {
     return E.left({
       _tag: 'Invalid',
       code: 'invalid_verdict',
-      message: 'The verdict must be applied, not_applied or failed.',
+      message: 'The verdict (--as) must be applied, not_applied or failed.',
     })
   }
-  const target = request.target as Partial<Record<'callId' | 'operationId', unknown>>
-  const named = [target.callId, target.operationId].filter((v) => v !== undefined)
-  if (named.length !== 1 || typeof named[0] !== 'string' || named[0] === '') {
+  const { callId, operationId } = request.target
+  const target: ResolveTarget | null =
+    callId !== undefined && operationId === undefined && callId !== ''
+      ? { callId }
+      : operationId !== undefined && callId === undefined && operationId !== ''
+        ? { operationId }
+        : null
+  if (target === null) {
     return E.left({
       _tag: 'Invalid',
       code: 'invalid_target',
       message: 'Name exactly one call: a tool call id (--call) or an operation id (--operation).',
     })
   }
-  if (!ACTORS.includes(request.actor)) {
+  if (!isActor(actor)) {
     return E.left({
       _tag: 'Invalid',
       code: 'invalid_actor',
       message: 'The actor must be cli, tui, desktop or browser.',
     })
   }
-  const output = request.output
   if (output !== undefined && (LONE_SURROGATE.test(output) || utf8Length(output) > MAX_RESOLVE_OUTPUT_BYTES)) {
     return E.left({
       _tag: 'Invalid',
@@ -163,7 +185,13 @@ export const checkResolveRequest = (
       message: `The output must be valid UTF-8 of at most ${MAX_RESOLVE_OUTPUT_BYTES} bytes.`,
     })
   }
-  return E.right(request)
+  return E.right({
+    sessionId: request.sessionId,
+    target,
+    verdict,
+    ...(output === undefined ? {} : { output }),
+    actor,
+  })
 }
 
 // -------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ export {
 export { type RunTerminal, decideTerminal } from './decideTerminal.js'
 export {
   type ResolveConditions,
+  type UncheckedResolveRequest,
   type ResolveRefusal,
   type ResolveJudgement,
   type ChainCall,

@@ -100,14 +100,15 @@ export const makeResolve =
     plan: (request: { readonly sessionId: string }) => Promise<ContinuationPlan>,
     recover: (options: { readonly sessionIds: ReadonlyArray<string> }) => Promise<RecoveryReport>,
   ) =>
-  async (request: ResolveRequest): Promise<ResolveResult> => {
+  async (unchecked: ResolveRequest): Promise<ResolveResult> => {
     const { deps, stores } = ctx
-    const checked = checkResolveRequest(request, {
+    const checked = checkResolveRequest(unchecked, {
       safeBoundaryResumeEnabled: deps.safeBoundaryResumeEnabled,
       toolJournal: deps.toolJournal === true,
       durableAppend: stores.capabilities.durableAppend,
     })
     if (E.isLeft(checked)) return checked.left
+    const request = checked.right
     const { sessionId } = request
 
     // The recovery pass, then the plan of the latest candidate: its early exits refuse first.
