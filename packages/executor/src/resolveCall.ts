@@ -91,10 +91,43 @@ const readChainCalls = async (
 }
 
 /**
+ * How long a resolve waits for a live owner of the session to let go (another resolve, a resume, a
+ * recovery pass) before it refuses with `session_owner_alive`: the owner may be settling the very
+ * boundary, and the answer is then the one-claim rule's (`continuation_claim_conflict`,
+ * `resolve_call_settled`), not "someone is busy".
+ */
+const OWNER_WAIT_MS = 10_000
+const OWNER_POLL_MS = 50
+
+// A live owner holds the session, or (the planner's exit 9, met between another process's claim and
+// its run's header) the boundary is being taken right now: judged again once that settles.
+const WAITED_CODES: ReadonlySet<string> = new Set(['session_owner_alive', 'continuation_already_exists'])
+
+const ownerHeld = (result: ResolveResult): boolean =>
+  result._tag === 'Refused' && result.codes.length === 1 && WAITED_CODES.has(result.codes[0] ?? '')
+
+/**
  * Builds `resolve` over the runtime's shared parts, its planner and its recovery pass.
  * @category constructors
  */
-export const makeResolve =
+export const makeResolve = (
+  ctx: RunContext,
+  plan: (request: { readonly sessionId: string }) => Promise<ContinuationPlan>,
+  recover: (options: { readonly sessionIds: ReadonlyArray<string> }) => Promise<RecoveryReport>,
+): ((request: ResolveRequest) => Promise<ResolveResult>) => {
+  const once = resolveOnce(ctx, plan, recover)
+  return async (request) => {
+    // Real time, not the runtime's clock: this is how long a person waits.
+    const deadline = Date.now() + OWNER_WAIT_MS
+    for (;;) {
+      const result = await once(request)
+      if (!ownerHeld(result) || Date.now() >= deadline) return result
+      await new Promise((done) => setTimeout(done, OWNER_POLL_MS))
+    }
+  }
+}
+
+const resolveOnce =
   (
     ctx: RunContext,
     plan: (request: { readonly sessionId: string }) => Promise<ContinuationPlan>,
