@@ -25,11 +25,68 @@ const historySize = (c: Continuation | ContinuationOutline): { readonly all: num
     ? { all: c.replay.reduce((sum, segment) => sum + segment.count, 0), own: c.replay.at(-1)?.count ?? 0 }
     : { all: c.runtimeContext.length, own: c.sourceRuntimeContext.length }
 
+// The park reasons a person settles with `maka resolve`: a call whose effect cannot be judged.
+const RESOLVABLE: ReadonlySet<string> = new Set([
+  'dangling_tool_state',
+  'tool_outcome_unknown',
+  'reconcile_diverged',
+  'reconcile_unreadable',
+  'operator_decision_required',
+  'tool_recovery_mode_changed',
+])
+
 /**
- * A plan as a few lines: the disposition, the boundary, and every reason with its sentence.
+ * The calls a person may resolve in a parked plan: its open operations that park for a reason
+ * `resolve` settles, else (a legacy session) the tool call ids of its `dangling_tool_state` finding.
  * @category constructors
  */
-export const planLines = (plan: ContinuationPlan | OutlinedPlan, style: Style): ReadonlyArray<string> => {
+export const resolvableCalls = (
+  plan: ContinuationPlan | OutlinedPlan,
+): ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string | null }> => {
+  const open = (plan.openToolOperations ?? []).filter((op) => op.reason !== null && RESOLVABLE.has(op.reason))
+  if (open.length > 0) return open.map((op) => ({ toolCallId: op.toolCallId, toolName: op.toolName }))
+  const ids = plan.diagnostics.flatMap((d) =>
+    d.code === 'dangling_tool_state' && Array.isArray(d.detail['toolCallIds'])
+      ? (d.detail['toolCallIds'] as ReadonlyArray<unknown>).filter((id): id is string => typeof id === 'string')
+      : [],
+  )
+  return [...new Set(ids)].map((toolCallId) => ({ toolCallId, toolName: null }))
+}
+
+/**
+ * The next step of a plan that parks on calls a person can settle, as commands with their flags:
+ * one `maka resolve` per call, then `maka resume`. Null when the first reason is not one of those.
+ * @category constructors
+ */
+export const resolveStepLines = (
+  plan: ContinuationPlan | OutlinedPlan,
+  sessionId: string,
+): ReadonlyArray<string> | null => {
+  const first = plan.rejectionReasons[0]
+  if (first === undefined || !RESOLVABLE.has(first)) return null
+  const calls = resolvableCalls(plan)
+  if (calls.length === 0) return null
+  return [
+    `next: ${nextStepForPark(first)}`,
+    'record what happened to each call, then resume:',
+    ...calls.map(
+      (call) =>
+        `  maka resolve ${sessionId} --call ${call.toolCallId} --as applied|not_applied|failed${call.toolName === null ? '' : `   # ${call.toolName}`}`,
+    ),
+    `  maka resume ${sessionId}`,
+  ]
+}
+
+/**
+ * A plan as a few lines: the disposition, the boundary, and every reason with its sentence. With the
+ * session's id, a park on calls a person can settle names the `maka resolve` commands to run.
+ * @category constructors
+ */
+export const planLines = (
+  plan: ContinuationPlan | OutlinedPlan,
+  style: Style,
+  sessionId?: string,
+): ReadonlyArray<string> => {
   const lines: Array<string> = []
   // A plan that stopped before it chose a run (the flag is off, another process owns the session…)
   // says so, rather than "no source run" of a session that has runs; a run whose ledger was never
@@ -55,7 +112,9 @@ export const planLines = (plan: ContinuationPlan | OutlinedPlan, style: Style): 
     for (const code of plan.rejectionReasons) lines.push(`- ${describeParkReason(code)} ${style.dim(`(${code})`)}`)
     // The reasons come ranked: the first one's way on is the one that matters (decision 172).
     const first = plan.rejectionReasons[0]
-    if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
+    const resolving = sessionId === undefined ? null : resolveStepLines(plan, sessionId)
+    if (resolving !== null) lines.push(...resolving)
+    else if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
   }
   for (const d of plan.diagnostics)
     if (d.severity === 'warning') lines.push(`warning: ${d.message} ${style.dim(`(${d.code})`)}`)

@@ -172,7 +172,7 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
         sayLine({ type: 'result', command: 'resume', sessionId, result: { _tag: 'Parked' }, exitCode: ExitCode.parked })
       } else {
         say(`Cannot resume session ${sessionId}:`)
-        for (const line of planLines(result.plan, style)) say(`  ${line}`)
+        for (const line of planLines(result.plan, style, sessionId)) say(`  ${line}`)
       }
       return ExitCode.parked
     }

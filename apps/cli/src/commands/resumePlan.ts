@@ -76,7 +76,7 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
   if (flags.json === true) await writeOutlinedPlanJson(process.stdout, outline)
   else {
     say(`Plan for session ${sessionId}:`)
-    for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+    for (const line of planLines(plan, styleForStdout(), sessionId)) say(`  ${line}`)
   }
   return plan.disposition === 'continue' ? ExitCode.ok : ExitCode.parked
 }
