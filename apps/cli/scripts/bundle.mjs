@@ -10,8 +10,11 @@
  * time. The other commands (chat, demo, chaos and their children) keep a
  * split build, so `maka chat` still loads its terminal UI (and ink, react) only when it opens it.
  * The classes the program checks with `instanceof` (`ExitCode.ts`) live in one shared file, so an
- * error thrown by any command is recognised by the program. ink, react and the OpenAI client stay
- * external and are only loaded by the commands that use them. The rest of `dist/` (tsc's output)
+ * error thrown by any command is recognised by the program. ink and react stay external and are
+ * only loaded by the chat's terminal UI. The OpenAI client is bundled (decision 244): loaded as a
+ * package it was some hundred CommonJS files compiled without a code cache on every resume that
+ * reaches a model; inside a command's bundle it is compiled once, cached, and run only when a
+ * command first calls an OpenAI-compatible endpoint. The rest of `dist/` (tsc's output)
  * stays the package's library entry (`dist/index.js`).
  */
 import { readFileSync, rmSync } from 'node:fs'
@@ -118,7 +121,7 @@ const common = {
   // @maka/*: loading the PostgreSQL adapter as a package meant its own ES module graph (a second
   // @maka/stores and @maka/events, fp-ts through the CommonJS lexer), 150–300 ms of every postgres://
   // command's start (decision 243).
-  external: ['ink', 'react', 'react/*', 'openai', 'openai/*', 'better-sqlite3', 'pg'],
+  external: ['ink', 'react', 'react/*', 'better-sqlite3', 'pg'],
   // Bundled CommonJS (fp-ts, io-ts) may call require() for node built-ins.
   banner: {
     js: "import { createRequire as __makaCreateRequire } from 'node:module';const require = __makaCreateRequire(import.meta.url);",

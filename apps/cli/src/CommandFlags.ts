@@ -120,6 +120,19 @@ export interface ResumeFlags extends ModelFlags {
   readonly pick?: boolean
 }
 /**
+ * Flags of `resolve` (the session is its argument).
+ * @category models
+ */
+export interface ResolveFlags {
+  readonly call?: string
+  readonly operation?: string
+  /** The verdict; checked by the command (after `resolve_unavailable`), not by the parser. */
+  readonly as?: string
+  readonly output?: string
+  readonly json?: boolean
+}
+
+/**
  * Flags of `resume plan`.
  * @category models
  */

@@ -115,8 +115,13 @@ export const summarizeEvent = (event: RuntimeEvent, context: SummaryContext = {}
     case 'function_response': {
       const denied = context.deniedCallIds?.has(content.id) === true
       // A settlement (Phase 2) says where its response came from.
-      const origin = event.actions?.toolOutcome?.settlementOrigin
-      const settled = origin === undefined || origin === 'normal_t2' || denied ? '' : ` (${SETTLED[origin]})`
+      const outcome = event.actions?.toolOutcome
+      const origin = outcome?.settlementOrigin
+      const verdict =
+        outcome?.adjudication === undefined
+          ? ''
+          : `: ${outcome.adjudication.verdict} through ${outcome.adjudication.actor}`
+      const settled = origin === undefined || origin === 'normal_t2' || denied ? '' : ` (${SETTLED[origin]}${verdict})`
       return {
         role,
         kind: 'function_response',

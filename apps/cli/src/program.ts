@@ -23,6 +23,7 @@ import {
   type ChatFlags,
   type RunFlags,
   type JsonFlag,
+  type ResolveFlags,
   type ResumeFlags,
   type ResumePlanFlags,
   type UiFlags,
@@ -298,6 +299,31 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .action(
       act(async (sessionId: string, options: JsonFlag, command: Command) =>
         (await import('./commands/show.js')).show(sessionId, options, globalsOf(command)),
+      ),
+    )
+
+  sub(program, 'resolve')
+    .description(
+      'record what became of a tool call an interrupted turn left open (it took effect, it did not, it failed); then resume',
+    )
+    .argument('<session>', 'session id')
+    .option('--call <id>', 'the tool call id (as the park answer lists it)')
+    .option('--operation <id>', 'the operation id, when a tool call id names more than one call')
+    .option('--as <verdict>', 'applied | not_applied | failed')
+    .option('--output <text>', "the call's result as the model will read it (at most 64 KiB; never logged)")
+    .option('--json', 'one JSON object with the result')
+    .addHelpText(
+      'after',
+      helpFooter([
+        '0    recorded: `maka resume SESSION` continues the turn with it',
+        '1    a write failed; recovery closes what was started',
+        '2    bad input (resolve_unavailable, --as, --call/--operation, --output, unknown session); nothing written',
+        '3    refused: every reason printed with its code; nothing written',
+      ]),
+    )
+    .action(
+      act(async (sessionId: string, options: ResolveFlags, command: Command) =>
+        (await import('./commands/resolve.js')).resolve(sessionId, options, globalsOf(command)),
       ),
     )
 

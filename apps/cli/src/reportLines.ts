@@ -38,6 +38,58 @@ const historySize = (c: Continuation | ContinuationOutline): { readonly all: num
     ? { all: c.replay.reduce((sum, segment) => sum + segment.count, 0), own: c.replay.at(-1)?.count ?? 0 }
     : { all: c.runtimeContext.length, own: c.sourceRuntimeContext.length }
 
+// The park reasons a person settles with `maka resolve`: a call whose effect cannot be judged.
+const RESOLVABLE: ReadonlySet<string> = new Set([
+  'dangling_tool_state',
+  'tool_outcome_unknown',
+  'reconcile_diverged',
+  'reconcile_unreadable',
+  'operator_decision_required',
+  'tool_recovery_mode_changed',
+])
+
+/**
+ * The calls a person may resolve in a parked plan: its open operations that park for a reason
+ * `resolve` settles, else (a legacy session) the tool call ids of its `dangling_tool_state` finding.
+ * @category constructors
+ */
+export const resolvableCalls = (
+  plan: ContinuationPlan | OutlinedPlan,
+): ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string | null }> => {
+  const open = (plan.openToolOperations ?? []).filter((op) => op.reason !== null && RESOLVABLE.has(op.reason))
+  if (open.length > 0) return open.map((op) => ({ toolCallId: op.toolCallId, toolName: op.toolName }))
+  const ids = plan.diagnostics.flatMap((d) =>
+    d.code === 'dangling_tool_state' && Array.isArray(d.detail['toolCallIds'])
+      ? (d.detail['toolCallIds'] as ReadonlyArray<unknown>).filter((id): id is string => typeof id === 'string')
+      : [],
+  )
+  return [...new Set(ids)].map((toolCallId) => ({ toolCallId, toolName: null }))
+}
+
+/**
+ * The next step of a plan that parks on calls a person can settle, as commands with their flags:
+ * one `maka resolve` per call, then `maka resume`. Null when the first reason is not one of those.
+ * @category constructors
+ */
+export const resolveStepLines = (
+  plan: ContinuationPlan | OutlinedPlan,
+  sessionId: string,
+): ReadonlyArray<string> | null => {
+  const first = plan.rejectionReasons[0]
+  if (first === undefined || !RESOLVABLE.has(first)) return null
+  const calls = resolvableCalls(plan)
+  if (calls.length === 0) return null
+  return [
+    `next: ${nextStepForPark(first)}`,
+    'record what happened to each call, then resume:',
+    ...calls.map(
+      (call) =>
+        `  maka resolve ${sessionId} --call ${call.toolCallId} --as applied|not_applied|failed${call.toolName === null ? '' : `   # ${call.toolName}`}`,
+    ),
+    `  maka resume ${sessionId}`,
+  ]
+}
+
 // What the plan does with an operation it does not park on.
 const ACTION_WORDS: { readonly [A in NonNullable<OpenToolOperation['action']>]: string } = {
   reissue: 'a resume runs it again (it never took effect, or may safely run twice)',
@@ -83,13 +135,14 @@ export const chatResolveCommand: ResolveCommandOf = (target) =>
 /**
  * A parked plan's open tool operations as lines: for each, the tool, its status and recovery mode,
  * why it parked (with the sentence), and — when a person may settle it — what each verdict would
- * mean and the command that records it. Never the call's args: a plan holds none.
+ * mean and the command that records it (left out when `resolveCommand` is null: the next step
+ * already names it). Never the call's args: a plan holds none.
  * @category constructors
  */
 export const openOperationLines = (
   plan: ContinuationPlan | OutlinedPlan,
   style: Style,
-  resolveCommand: ResolveCommandOf,
+  resolveCommand: ResolveCommandOf | null,
 ): ReadonlyArray<string> => {
   const ops = plan.openToolOperations ?? []
   if (plan.disposition === 'continue' || ops.length === 0) return []
@@ -103,22 +156,23 @@ export const openOperationLines = (
     if (!isResolvableParkReason(op.reason)) continue
     lines.push('  what happened? each answer records the call once and runs nothing:')
     for (const verdict of OPERATOR_VERDICTS) lines.push(`    ${verdict}: ${OperatorVerdictMeanings[verdict]}`)
-    lines.push(`  record it: ${resolveCommand(resolveTarget(op, ops))}`)
+    if (resolveCommand !== null) lines.push(`  record it: ${resolveCommand(resolveTarget(op, ops))}`)
   }
   return lines
 }
 
 /**
  * A plan as a few lines: the disposition, the boundary, and every reason with its sentence; a parked
- * plan then lists its open tool operations (`openOperationLines`) with `resolveCommand`'s wording
- * (by default `maka resolve` for `sessionId`).
+ * plan then lists its open tool operations (`openOperationLines`). With the session's id, a park on
+ * calls a person can settle names the `maka resolve` commands to run in its next step; without it,
+ * each settleable call names its command in `resolveCommand`'s wording (the chat's `/resolve`).
  * @category constructors
  */
 export const planLines = (
   plan: ContinuationPlan | OutlinedPlan,
   style: Style,
   sessionId?: string,
-  resolveCommand: ResolveCommandOf = cliResolveCommand(sessionId ?? null),
+  resolveCommand?: ResolveCommandOf,
 ): ReadonlyArray<string> => {
   const lines: Array<string> = []
   // A plan that stopped before it chose a run (the flag is off, another process owns the session…)
@@ -145,8 +199,16 @@ export const planLines = (
     for (const code of plan.rejectionReasons) lines.push(`- ${describeParkReason(code)} ${style.dim(`(${code})`)}`)
     // The reasons come ranked: the first one's way on is the one that matters (decision 172).
     const first = plan.rejectionReasons[0]
-    if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
-    lines.push(...openOperationLines(plan, style, resolveCommand))
+    const resolving = sessionId === undefined ? null : resolveStepLines(plan, sessionId)
+    if (resolving !== null) lines.push(...resolving)
+    else if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
+    lines.push(
+      ...openOperationLines(
+        plan,
+        style,
+        resolving !== null ? null : (resolveCommand ?? cliResolveCommand(sessionId ?? null)),
+      ),
+    )
   }
   for (const d of plan.diagnostics)
     if (d.severity === 'warning') lines.push(`warning: ${d.message} ${style.dim(`(${d.code})`)}`)
@@ -161,7 +223,7 @@ export const continuationResultLines = (
   result: ContinuationResult,
   style: Style,
   sessionId?: string,
-  resolveCommand: ResolveCommandOf = cliResolveCommand(sessionId ?? null),
+  resolveCommand?: ResolveCommandOf,
 ): ReadonlyArray<string> => {
   switch (result._tag) {
     case 'Parked':

@@ -86,6 +86,11 @@ export const FailureClass = {
   runtime_error: 'runtime_error',
   /** The person running the turn interrupted it (Ctrl+C, SIGINT or SIGTERM); the run is `cancelled`. */
   user_interrupted: 'user_interrupted',
+  /**
+   * An adjudication run (`maka resolve`): a person recorded what became of an open tool call. The run
+   * never calls a model; resuming continues from it.
+   */
+  operator_resolved: 'operator_resolved',
 } as const
 
 /**

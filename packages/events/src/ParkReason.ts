@@ -113,6 +113,10 @@ export const describeParkReason = (code: string): string =>
 // open (decision 171), so "start a new turn" is the way on for every park that is not about reading.
 const NEW_TURN =
   'start a new turn in this session: the model keeps the conversation and is told the interrupted call’s outcome is unknown.'
+// A call whose effect cannot be judged is settled by the person who knows: `maka resolve` records
+// what happened once, and resuming then continues the turn with that record (Phase 2).
+const RESOLVE =
+  'record what you found with `maka resolve` (Resolve… in the window, /resolve in the chat) and resume; or '
 const UNREADABLE =
   'Inspect the session with `show`; this turn cannot be continued, so carry the work on in a new session.'
 
@@ -134,7 +138,7 @@ export const ParkReasonNextSteps: { readonly [R in ParkReason]: string } = {
   continuation_already_exists:
     'It was resumed already: look at the session with `show` and go on from its latest turn.',
   runtime_offset_mismatch: UNREADABLE,
-  dangling_tool_state: `Check whether the call took effect (look at what it would change), then ${NEW_TURN}`,
+  dangling_tool_state: `Check whether the call took effect (look at what it would change), then ${RESOLVE}${NEW_TURN}`,
   pending_permission: `Resume again to be asked once more, or ${NEW_TURN}`,
   runtime_ledger_empty: 'Nothing was recorded: send the prompt again.',
   continuation_identity_reused: 'Resume again: a new continuation gets new ids.',
@@ -147,12 +151,12 @@ export const ParkReasonNextSteps: { readonly [R in ParkReason]: string } = {
   tool_catalog_mismatch: `Make the tool available again (the same maka version or tool server), then resume; or ${NEW_TURN}`,
   provider_resume_head_unsupported: `The history cannot be replayed as it is; ${NEW_TURN}`,
   provider_resume_boundary_unsupported: `The history cannot be replayed as it is; ${NEW_TURN}`,
-  tool_outcome_unknown: `Check whether the call took effect, then ${NEW_TURN}`,
+  tool_outcome_unknown: `Check whether the call took effect, then ${RESOLVE}${NEW_TURN}`,
   tool_still_running: 'Resume again: resuming waits for the command to finish and then continues.',
-  reconcile_diverged: `Look at what the call changed and put it right, then ${NEW_TURN}`,
-  reconcile_unreadable: `Check whether the call took effect, then ${NEW_TURN}`,
-  operator_decision_required: `Check whether the call took effect, then ${NEW_TURN}`,
-  tool_recovery_mode_changed: `Resume with the maka version the turn ran with, or ${NEW_TURN}`,
+  reconcile_diverged: `Look at what the call changed and put it right, then ${RESOLVE}${NEW_TURN}`,
+  reconcile_unreadable: `Check whether the call took effect, then ${RESOLVE}${NEW_TURN}`,
+  operator_decision_required: `Check whether the call took effect, then ${RESOLVE}${NEW_TURN}`,
+  tool_recovery_mode_changed: `Resume with the maka version the turn ran with; or check whether the call took effect, ${RESOLVE}${NEW_TURN}`,
   tool_journal_corrupt: `This turn cannot be continued safely; ${NEW_TURN}`,
   source_prefix_digest_mismatch: UNREADABLE,
 }

@@ -183,6 +183,65 @@ export interface PlanOutline {
 }
 
 /**
+ * What a person records about an open tool call: it took effect, it did not, or it failed.
+ * @category models
+ */
+export type ResolveVerdict = 'applied' | 'not_applied' | 'failed'
+
+/**
+ * The host through which the person recorded it.
+ * @category models
+ */
+export type ResolveActor = 'cli' | 'tui' | 'desktop' | 'browser'
+
+/**
+ * Which call: by its tool call id, or (when a tool call id names several) by its operation id.
+ * @category models
+ */
+export type ResolveTarget = { readonly callId: string } | { readonly operationId: string }
+
+/**
+ * A person's adjudication of one open tool call of a session's latest interrupted turn.
+ * @category models
+ */
+export interface ResolveRequest {
+  readonly sessionId: string
+  readonly target: ResolveTarget
+  readonly verdict: ResolveVerdict
+  /** The call's result as the model will read it, instead of the verdict's sentence (at most 64 KiB of UTF-8). Never logged. */
+  readonly output?: string
+  readonly actor: ResolveActor
+}
+
+/**
+ * How a resolve ended. `Unavailable` and `Invalid`: bad input, nothing written (exit 2). `Refused`:
+ * the session or the call does not allow it, nothing written (exit 3). `Failed`: a write failed
+ * (exit 1); recovery closes what was started. `Resolved`: the adjudication run holds the call's one
+ * response; resuming continues from it.
+ * @category models
+ */
+export type ResolveResult =
+  | {
+      readonly _tag: 'Resolved'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+      readonly operationId: string
+      readonly toolCallId: string
+      readonly verdict: ResolveVerdict
+    }
+  | { readonly _tag: 'Unavailable'; readonly code: 'resolve_unavailable'; readonly message: string }
+  | { readonly _tag: 'Invalid'; readonly code: string; readonly message: string }
+  | {
+      readonly _tag: 'Refused'
+      readonly codes: ReadonlyArray<string>
+      readonly messages: ReadonlyArray<string>
+      /** What the refusal names (for `resolve_call_ambiguous`, the operations); identities only. */
+      readonly detail?: unknown
+    }
+  | { readonly _tag: 'Failed'; readonly stage: string; readonly message: string; readonly error?: unknown }
+
+/**
  * The runtime's operations.
  * @category models
  */
@@ -203,6 +262,13 @@ export interface Runtime {
    */
   resume(request: ResumeRequest, observer?: ResumeObserver): Promise<ContinuationResult>
   recover(options?: { readonly sessionIds?: ReadonlyArray<string> }): Promise<RecoveryReport>
+  /**
+   * Records a person's verdict on one open tool call of the session's latest interrupted turn, in an
+   * adjudication run of its own (a continuation that never calls a model): checks the input, runs
+   * the recovery pass, plans, takes the owner lock and re-reads the source, refuses with stable codes,
+   * then writes the claim and header, the start row, the call's one response and the terminal rows.
+   */
+  resolve(request: ResolveRequest): Promise<ResolveResult>
   /**
    * Cancels the active run (a normal turn or a continuation), e.g. on Ctrl+C: the model stream is
    * aborted, a running shell command's process group is killed (other tools finish), then the

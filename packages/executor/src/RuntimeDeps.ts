@@ -30,6 +30,7 @@ export type CrashPoint =
   | 'after_tool_response'
   | 'after_settlement_committed'
   | 'after_continuation_start_committed'
+  | 'after_adjudication_committed'
   | 'after_terminal_event_committed'
   | 'after_terminal_header_committed'
 
@@ -72,6 +73,19 @@ export type LifecycleEvent =
       readonly action: 'reissue' | 'settle_applied' | 'settle_reattached' | 'adjudicate'
       readonly recoveryMode: string | null
       readonly settlementOrigin: string
+    }
+  | {
+      /**
+       * A person recorded what became of an open tool call (`resolve`): identities and the verdict's
+       * name only — never the text the person gave.
+       */
+      readonly type: 'call_resolved'
+      readonly sessionId: string
+      readonly sourceRunId: string
+      readonly targetRunId: string
+      readonly operationId: string
+      readonly verdict: 'applied' | 'not_applied' | 'failed'
+      readonly actor: 'cli' | 'tui' | 'desktop' | 'browser'
     }
   | {
       readonly type: 'execution_failed'

@@ -42,6 +42,22 @@ export {
   decideContinuation,
 } from './decideContinuation.js'
 export { type RunTerminal, decideTerminal } from './decideTerminal.js'
+export {
+  type ResolveConditions,
+  type UncheckedResolveRequest,
+  type ResolveRefusal,
+  type ResolveJudgement,
+  type ChainCall,
+  type AdjudicationInput,
+  type Adjudication,
+  MAX_RESOLVE_OUTPUT_BYTES,
+  AdjudicationResults,
+  checkResolveRequest,
+  earlyExitRefusal,
+  selectResolveOperation,
+  decideAdjudication,
+  isAdjudicationStart,
+} from './decideResolve.js'
 export { type RevalidationObservation, revalidate, jsonEqual } from './revalidate.js'
 export {
   type TurnRequest,
@@ -49,12 +65,18 @@ export {
   type ContinuationResult,
   type ResumeRequest,
   type ResumeObserver,
+  type ResolveVerdict,
+  type ResolveActor,
+  type ResolveTarget,
+  type ResolveRequest,
+  type ResolveResult,
   type WaitingOperation,
   type ReplayFailure,
   type PlanOutline,
   type Runtime,
 } from './Runtime.js'
 export { makeRuntime } from './makeRuntime.js'
+export { awaitsExplicitResume } from './resolveCall.js'
 export { plannerStorePort, plannerHostPort, observeHostFacts, sessionStatePort } from './portAdapters.js'
 export { type FileRuntimeOptions, type FileRuntime, makeFileRuntime } from './makeFileRuntime.js'
 export {

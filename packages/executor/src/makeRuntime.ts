@@ -28,8 +28,18 @@ import type { ResolvedProvider, RuntimeDeps } from './RuntimeDeps.js'
 import { makeRunContext } from './runContext.js'
 import { makeRunTurn } from './runTurn.js'
 import { makeStartupRecovery } from './startupRecovery.js'
+import { makeResolve } from './resolveCall.js'
 
-export type { TurnRequest, TurnResult, ContinuationResult, ResumeRequest, ResumeObserver, Runtime } from './Runtime.js'
+export type {
+  TurnRequest,
+  TurnResult,
+  ContinuationResult,
+  ResumeRequest,
+  ResumeObserver,
+  ResolveRequest,
+  ResolveResult,
+  Runtime,
+} from './Runtime.js'
 
 /**
  * Builds a runtime from its parts.
@@ -222,6 +232,8 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
     execute: (approved) => execute(approved),
     resume,
     recover,
+    // A resolve's plan is not a resume decision: it is not announced.
+    resolve: makeResolve(ctx, async (request) => (await planReading(request, true)).plan, recover),
     cancel: ctx.guard.cancel,
   }
 }

@@ -69,6 +69,22 @@ export const continuationStartWrites = (start: ContinuationStart): ReadonlyArray
 ]
 
 /**
+ * An adjudication run (`resolve`): the durable claim (claim, then target header), the durable
+ * continuation-start row naming the operation, the durable response the person recorded, then the
+ * terminal event and header. No model is called in between.
+ * @category constructors
+ */
+export const adjudicationWrites = (adjudication: {
+  readonly start: ContinuationStart
+  readonly response: RuntimeEvent
+  readonly terminal: RunTerminal
+}): ReadonlyArray<WriteStep> => [
+  ...continuationStartWrites(adjudication.start),
+  { write: { _tag: 'AppendRow', row: adjudication.response, durable: true }, after: 'after_adjudication_committed' },
+  ...terminalWrites(adjudication.terminal),
+]
+
+/**
  * The step that marks a started continuation as running.
  * @category constructors
  */

@@ -38,6 +38,12 @@ export type {
   OpenToolOperation,
 } from './ContinuationPlan.js'
 export type { ParkFinding, ParkFindings, Gate } from './ParkFinding.js'
+export {
+  ResolveRefusalSentences,
+  type ResolveRefusalCode,
+  isResolveRefusalCode,
+  EARLY_EXIT_REASONS,
+} from './ResolveRefusal.js'
 
 // -------------------------------------------------------------------------------------
 // inputs and ports

@@ -7,6 +7,9 @@ import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences, nextStepForPark } from '@maka/events'
 import { makeLedgerBuilderUnsafe } from '@maka/events/testing'
+import { makeFileRuntime } from '@maka/executor'
+import { makeScriptedProvider } from '@maka/providers'
+import { builtinTools } from '@maka/tools'
 import {
   Channels,
   type HostMessage,
@@ -248,6 +251,37 @@ describe('startup', () => {
     const [continuation] = await continuationsOf(dataDir, 's-late')
     expect(report.continued).toEqual([{ sessionId: 's-late', runId: continuation?.runId }])
     expect(await app.invoke(Channels.info)).toMatchObject({ autoContinued: report.continued })
+  })
+
+  it('never auto-continues a session whose latest run records a person’s verdict (resolve)', async () => {
+    const { dataDir, workspace } = await scratch()
+    await interruptedSession(dataDir, workspace, 's-resolved', 'after_function_call')
+    const { runtime } = makeFileRuntime({
+      dataDir,
+      tools: builtinTools(),
+      providerFor: (run) => makeScriptedProvider({ steps: [], toolCallIdPrefix: run.runId }),
+      safeBoundaryResumeEnabled: true,
+      toolJournal: true,
+      permissionMode: 'allow',
+    })
+    await runtime.recover({ sessionIds: ['s-resolved'] })
+    const parked = await runtime.plan({ sessionId: 's-resolved' })
+    const callIds = parked.diagnostics.find((d) => d.code === 'dangling_tool_state')?.detail['toolCallIds']
+    const [callId] = callIds as ReadonlyArray<string>
+    const resolved = await runtime.resolve({
+      sessionId: 's-resolved',
+      target: { callId: callId ?? '' },
+      verdict: 'failed',
+      actor: 'desktop',
+    })
+    expect(resolved._tag).toBe('Resolved')
+    const app = host(dataDir, true)
+    const report = await app.services.startup()
+    await app.services.idle()
+    expect(report.continued).toEqual([])
+    expect(await continuationsOf(dataDir, 's-resolved')).toHaveLength(1)
+    // The person resumes it explicitly.
+    expect((await app.invoke<ResumeLatestResult>(Channels.resumeLatest, 's-resolved')).disposition).toBe('started')
   })
 
   it('auto-continues exactly the eligible sessions, each once, when two app instances start at once', async () => {

@@ -15,6 +15,7 @@ export {
   type LineageNode,
   type SessionLineage,
   type TimelineEntry,
+  type Settlement,
   type TimelineFold,
   runKindOf,
   isInterrupted,

@@ -9,6 +9,7 @@ import type { LedgerScan } from '@maka/stores'
 import { type SessionStores, listSessionRuns } from './readSessionCatalog.js'
 import {
   type LineageNode,
+  type Settlement,
   type TimelineEntry,
   type TimelineFold,
   makeTimelineFold,
@@ -31,6 +32,11 @@ export interface RunOutline extends LineageNode {
   readonly highWater: number | null
   readonly ledgerProblem?: string
   readonly tornTail: boolean
+  /**
+   * What this run settled of its sources' open operations (Phase 2): reissued, found applied,
+   * reattached, or adjudicated by a person (with the verdict and the host). Left out when none.
+   */
+  readonly settlements?: ReadonlyArray<Settlement>
 }
 
 /**
@@ -81,6 +87,8 @@ export const loadSessionOutline = async <S extends { readonly toolCallId?: strin
   const lineage = sessionLineage(listed.right)
   const runs: Array<RunOutline> = []
   const folded = new Map<string, { readonly scan: LedgerScan; readonly entryOf: EntryOf }>()
+  // Which later run closed each operation (the call's row shows it).
+  const settledBy = new Map<string, Settlement>()
   for (const node of lineage.nodes) {
     const header = headers.get(node.runId)
     if (header === undefined) {
@@ -101,12 +109,17 @@ export const loadSessionOutline = async <S extends { readonly toolCallId?: strin
     }
     const { highWater, problem, tornTail } = scan.right
     folded.set(node.runId, { scan: scan.right, entryOf: fold.finish() })
+    const settlements = fold.settlements()
+    for (const settlement of settlements) {
+      if (settlement.settlementOrigin !== null) settledBy.set(settlement.operationId, settlement)
+    }
     runs.push({
       ...node,
       header,
       highWater,
       ...(problem === null ? {} : { ledgerProblem: describeProblem(problem) }),
       tornTail: tornTail !== null,
+      ...(settlements.length === 0 ? {} : { settlements }),
     })
   }
 
@@ -122,7 +135,9 @@ export const loadSessionOutline = async <S extends { readonly toolCallId?: strin
       async (events) => {
         const entries = events.map((event) => {
           index += 1
-          return run.entryOf(index, event, narrate(event))
+          const entry = run.entryOf(index, event, narrate(event))
+          const settled = event.content?.kind === 'function_call' ? settledBy.get(`${runId}-o${index}`) : undefined
+          return settled === undefined ? entry : { ...entry, settledBy: settled }
         })
         if (entries.length > 0) await onEntries(entries)
       },

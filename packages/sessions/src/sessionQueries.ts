@@ -7,8 +7,12 @@
  * and owner locks over the store ports and pass them in.
  */
 import {
+  type AdjudicationActor,
+  type AdjudicationVerdict,
   type AgentRun,
   type RuntimeEvent,
+  type SettlementAction,
+  type SettlementOrigin,
   type SessionRecord,
   isChildRun,
   isContinuationRun,
@@ -89,7 +93,10 @@ export interface SessionSummary {
    */
   readonly unreadableRuns: ReadonlyArray<UnreadableRun>
   readonly latestRun: RunBrief | null
-  /** The latest top-level run failed with `app_restarted`, or is non-terminal with no live owner. */
+  /**
+   * The latest top-level run failed with `app_restarted` (or `operator_resolved`: a person recorded an
+   * interrupted call's outcome and the turn waits to be resumed), or is non-terminal with no live owner.
+   */
   readonly interrupted: boolean
   /** A live process owns the session now. */
   readonly ownerAlive: boolean
@@ -119,14 +126,37 @@ export interface SessionLineage {
 }
 
 /**
+ * How an operation was closed in a later run than its call (Phase 2): a reissue, a probe that found
+ * it applied, a command watched to its end, or a person's verdict (`resolve`) — with the verdict and
+ * the host it was recorded through. `settlementOrigin` is null for an entry of a run's settlement
+ * plan whose response was never written (the run stopped first; the operation stayed open).
+ * @category models
+ */
+export interface Settlement {
+  readonly operationId: string
+  readonly toolCallId: string
+  /** The run whose ledger holds the settlement. */
+  readonly runId: string
+  readonly action: SettlementAction | null
+  readonly settlementOrigin: SettlementOrigin | null
+  readonly isError?: boolean
+  readonly verdict?: AdjudicationVerdict
+  readonly actor?: AdjudicationActor
+}
+
+/**
  * One row of a ledger timeline: the host's own summary of the event, its 1-based position, and the
- * Phase 0 status of the tool operation it belongs to.
+ * Phase 0 status of the tool operation it belongs to. A response that settles an earlier run's
+ * operation carries `settlement` instead of a status; a call settled in a later run of the
+ * lineage carries `settledBy` (from a session outline).
  * @category models
  */
 export type TimelineEntry<S> = S & {
   readonly index: number
   readonly eventId: string
   readonly operationStatus?: string
+  readonly settlement?: Settlement
+  readonly settledBy?: Settlement
 }
 
 /**
@@ -138,6 +168,8 @@ export type TimelineEntry<S> = S & {
  */
 export interface TimelineFold {
   readonly add: (event: RuntimeEvent) => void
+  /** The settlements the folded run holds (its plan's entries and the responses that close them). */
+  readonly settlements: () => ReadonlyArray<Settlement>
   readonly finish: () => <S extends { readonly toolCallId?: string }>(
     index: number,
     event: RuntimeEvent,
@@ -164,13 +196,17 @@ const byIdThen = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 export const runKindOf = (header: AgentRun): RunKind =>
   isContinuationRun(header) ? 'continuation' : isChildRun(header) ? 'child' : 'turn'
 
+// An adjudication run (`resolve`) ends `operator_resolved`: its turn waits to be resumed, like a crashed one.
+const INTERRUPTED_CLASSES: ReadonlySet<string> = new Set(['app_restarted', 'operator_resolved'])
+
 /**
- * A run was interrupted when it failed because the app restarted, or has not ended and no live
- * process owns its session.
+ * A run was interrupted when it failed because the app restarted (or a person resolved its open
+ * call), or has not ended and no live process owns its session.
  * @category constructors
  */
 export const isInterrupted = (run: AgentRun, ownerAlive: boolean): boolean =>
-  (run.status === 'failed' && run.failureClass === 'app_restarted') || (!isTerminalRunStatus(run.status) && !ownerAlive)
+  (run.status === 'failed' && run.failureClass !== undefined && INTERRUPTED_CLASSES.has(run.failureClass)) ||
+  (!isTerminalRunStatus(run.status) && !ownerAlive)
 
 const brief = (header: AgentRun): RunBrief => ({
   runId: header.runId,
@@ -270,17 +306,64 @@ export const continuationsOf = (headers: ReadonlyArray<AgentRun>, runId: string)
  */
 export const makeTimelineFold = (): TimelineFold => {
   const projector = makeResumeProjector({ retainArgs: false })
+  // Settlements of earlier runs' operations, by operation id, in plan order; and by row.
+  const settlements = new Map<string, Settlement>()
+  const settlingRows = new Map<number, string>()
+  let rows = 0
+  const add = (event: RuntimeEvent): void => {
+    rows += 1
+    const plan = rows === 1 ? event.actions?.settlementPlan : undefined
+    for (const entry of plan ?? []) {
+      settlements.set(entry.operationId, {
+        operationId: entry.operationId,
+        toolCallId: entry.toolCallId,
+        runId: event.runId,
+        action: entry.action,
+        settlementOrigin: null,
+      })
+    }
+    const outcome = event.actions?.toolOutcome
+    // A response for an operation of another run closes it there; Phase 0 of this ledger, which
+    // knows no call for it, must not read it as an unmatched result.
+    if (
+      outcome !== undefined &&
+      !event.partial &&
+      event.content?.kind === 'function_response' &&
+      !outcome.operationId.startsWith(`${event.runId}-o`)
+    ) {
+      const planned = settlements.get(outcome.operationId)
+      settlements.set(outcome.operationId, {
+        operationId: outcome.operationId,
+        toolCallId: event.content.id,
+        runId: event.runId,
+        action: planned?.action ?? null,
+        settlementOrigin: outcome.settlementOrigin,
+        isError: event.content.isError === true,
+        ...(outcome.adjudication === undefined
+          ? {}
+          : { verdict: outcome.adjudication.verdict, actor: outcome.adjudication.actor }),
+      })
+      settlingRows.set(rows, outcome.operationId)
+      return
+    }
+    projector.add(event)
+  }
   return {
-    add: projector.add,
+    add,
+    settlements: () => [...settlements.values()],
     finish: () => {
       const operations = new Map(projector.finish().operations.map((op) => [op.toolCallId, op.status]))
       return (index, event, summary) => {
-        const status = summary.toolCallId === undefined ? undefined : operations.get(summary.toolCallId)
+        const settling = settlingRows.get(index)
+        const settlement = settling === undefined ? undefined : settlements.get(settling)
+        const status =
+          settlement !== undefined || summary.toolCallId === undefined ? undefined : operations.get(summary.toolCallId)
         return {
           index,
           eventId: event.id,
           ...summary,
           ...(status === undefined ? {} : { operationStatus: status }),
+          ...(settlement === undefined ? {} : { settlement }),
         }
       }
     },

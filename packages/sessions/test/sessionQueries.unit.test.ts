@@ -27,6 +27,8 @@ describe('sessionQueries', () => {
   describe('isInterrupted', () => {
     it.each([
       { status: 'failed', failureClass: 'app_restarted', ownerAlive: true, interrupted: true },
+      // An adjudication run (`resolve`): the turn waits to be resumed, as after a crash.
+      { status: 'failed', failureClass: 'operator_resolved', ownerAlive: false, interrupted: true },
       { status: 'failed', failureClass: 'provider_error', ownerAlive: false, interrupted: false },
       { status: 'running', ownerAlive: false, interrupted: true },
       { status: 'running', ownerAlive: true, interrupted: false },

@@ -1,14 +1,15 @@
 /**
  * `maka show SESSION [--json]`: the session's runs as a lineage tree (continuations under their
  * source, child runs under their parent) and each ledger as a timeline with the Phase 0 status of
- * every tool operation. Read-only. Exit 0; an unknown session is bad input (exit 2); a ledger that
+ * every tool operation, and each settlement of an earlier run's operation (reissued, reconciled,
+ * reattached, adjudicated by a person — with the verdict and the host) on both runs it joins. Read-only. Exit 0; an unknown session is bad input (exit 2); a ledger that
  * changed between its two reads cuts the output off (exit 1, decisions.md #103).
  *
  * Each ledger is folded once before anything is printed and its timeline streamed from a second
  * read while it prints, so a million-row session holds no ledger and no whole output.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type { RunOutline } from '@maka/sessions'
+import type { RunOutline, Settlement } from '@maka/sessions'
 import { BadInputError, ExitCode, ShowCutOffError } from '../ExitCode.js'
 import type { GlobalFlags, JsonFlag } from '../CommandFlags.js'
 import { type ChunkedWriter, type TextSink, makeChunkedWriter } from '../chunkedOutput.js'
@@ -31,6 +32,30 @@ const runHeadline = (run: RunOutline, style: Style): string => {
   const from = source === undefined ? '' : ` from ${source.sourceRunId} @ ${source.sourceRuntimeEventHighWater}`
   const rows = run.highWater === null ? 'ledger unreadable' : `${run.highWater} row${run.highWater === 1 ? '' : 's'}`
   return `${style.bold(run.runId)} ${run.kind}${from} ${status}${failure} ${style.dim(`${rows}, ${header.providerId}/${header.modelId}, ${header.createdAt}`)}`
+}
+
+/**
+ * How an operation was settled, in words: reissued, reconciled, reattached, or adjudicated by a
+ * person (the verdict and the host it was recorded through).
+ * @category constructors
+ */
+export const describeSettlement = (settlement: Settlement): string => {
+  switch (settlement.settlementOrigin) {
+    case null:
+      return `${settlement.action ?? 'settlement'} planned, never written (the run stopped first)`
+    case 'reissue_t2':
+      return 'reissued (run again)'
+    case 'pre_t1_synthetic':
+      return 'reissued, then refused before it ran'
+    case 'reconcile_applied':
+      return 'reconciled: a probe found it applied'
+    case 'reattached':
+      return 'reattached: the command was watched to its end'
+    case 'operator_adjudication':
+      return `adjudicated by a person: ${settlement.verdict ?? '?'} (through ${settlement.actor ?? '?'})`
+    case 'normal_t2':
+      return 'answered'
+  }
 }
 
 // Streams one run's timeline through `each`; a ledger that changed since the outline was made
@@ -67,11 +92,23 @@ export const writeOutlineLines = async (sink: TextSink, outline: SessionOutline,
     seen.add(runId)
     const indent = '  '.repeat(depth + 1)
     await line(`${indent}${depth === 0 ? '●' : '└─'} ${runHeadline(run, style)}`)
+    for (const settlement of run.settlements ?? []) {
+      await line(
+        `${indent}   settles call ${settlement.toolCallId} (operation ${settlement.operationId}): ${describeSettlement(settlement)}`,
+      )
+    }
     // A batch's lines go out in one emit, not an await per row.
     await streamTimeline(outline, runId, (entries) => {
       let text = ''
       for (const entry of entries) {
-        const op = entry.operationStatus === undefined ? '' : ` ${style.dim(`[${entry.operationStatus}]`)}`
+        const marks = [
+          ...(entry.operationStatus === undefined ? [] : [entry.operationStatus]),
+          ...(entry.settlement === undefined ? [] : [`settles operation ${entry.settlement.operationId}`]),
+          ...(entry.settledBy === undefined
+            ? []
+            : [`settled in ${entry.settledBy.runId}: ${describeSettlement(entry.settledBy)}`]),
+        ]
+        const op = marks.length === 0 ? '' : ` ${style.dim(`[${marks.join('; ')}]`)}`
         text += `${indent}   ${`${String(entry.index).padStart(3)}. ${entry.role.padEnd(6)} ${entry.kind.padEnd(19)} ${entry.text}${op}`.trimEnd()}\n`
       }
       return out.emit(text)

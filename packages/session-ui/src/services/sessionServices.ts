@@ -27,6 +27,7 @@ import {
   type FileRuntime,
   type PermissionMode,
   type TurnResult,
+  awaitsExplicitResume,
   makeFileRuntime,
 } from '@maka/executor'
 import {
@@ -665,7 +666,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         const summaries = await listSessionSummaries(reader.stores, ownerLiveness)
         // A session a live process owns is never `interrupted` (its run may simply be running), so it is
         // a candidate too, judged again once that owner lets go.
-        const candidates = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
+        const listed = E.isRight(summaries) ? summaries.right.filter((s) => s.interrupted || s.ownerAlive) : []
+        // A session whose latest run records a person's verdict (`resolve`) is resumed by a person only.
+        const candidates: typeof listed = []
+        for (const s of listed) if (!(await awaitsExplicitResume(reader.stores, s.sessionId))) candidates.push(s)
         // Two instances starting together each hold sessions briefly (their own recovery, a plan that
         // the other's recovery made stale, an execution that lost the claim). A session left for such
         // a reason is judged again from fresh state once its owner lets go, until the wait ends:
@@ -703,7 +707,9 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           }
           // Still owned when the wait ends: that process is running the session, and it is left to it.
           // Not interrupted: the other instance continued it, or it ended.
-          if (!summary.ownerAlive && summary.interrupted) await attempt(sessionId, Date.now() >= deadline)
+          if (!summary.ownerAlive && summary.interrupted && !(await awaitsExplicitResume(reader.stores, sessionId))) {
+            await attempt(sessionId, Date.now() >= deadline)
+          }
         }
       }
       return { recoveryActions: actions.length, continued, notContinued, waiting }
