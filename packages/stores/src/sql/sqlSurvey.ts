@@ -50,8 +50,8 @@ export const makeSqlSurveyReader = (context: SqlStoreContext, ownerLocksOf: SqlO
         context,
         () => `survey ${sessionIds.length} sessions`,
         async (db) => {
-          if (!Array.isArray(sessionIds) || sessionIds.length > SURVEY_PAGE_SESSIONS) {
-            return E.left(invalidRecord('SessionSurvey', `not a list of at most ${SURVEY_PAGE_SESSIONS} session ids`))
+          if (sessionIds.length > SURVEY_PAGE_SESSIONS) {
+            return E.left(invalidRecord('SessionSurvey', `more than ${SURVEY_PAGE_SESSIONS} session ids`))
           }
           // An id no store writes is refused as each port refuses it, without asking the database.
           const refused = new Map<string, StoreError>()
@@ -62,7 +62,9 @@ export const makeSqlSurveyReader = (context: SqlStoreContext, ownerLocksOf: SqlO
           const valid = sessionIds.filter((id) => !refused.has(id))
           return db.transaction('read', async (q): Promise<SqlOutcome<ReadonlyArray<SessionSurvey>>> => {
             const ids = dialect.sessionIdList(valid)
-            const locks = valid.length === 0 ? new Map() : await ownerLocksOf(q, valid)
+            const locks: ReadonlyMap<string, SqlOutcome<OwnerLock | null>> = valid.length === 0
+              ? new Map()
+              : await ownerLocksOf(q, valid)
             const shellRuns = bySession(
               await q.all<{ readonly s: string; readonly shellRunId: string; readonly record: string }>(
                 dialect.surveyShellRuns,
