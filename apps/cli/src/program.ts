@@ -235,7 +235,7 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
 
   addProviderOptions(
     sub(program, 'chat')
-      .description('interactive terminal UI (/resume, /plan, /sessions, /help, /exit; Esc cancels a turn)')
+      .description('interactive terminal UI (/resume, /resolve, /plan, /sessions, /help, /exit; Esc cancels a turn)')
       .option('--session <id>', 'the session to open or create (default: a new one)')
       .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
       .addHelpText(

@@ -3,9 +3,22 @@
  * results. Every park reason and rejection is shown with its human sentence (never a raw code
  * alone); the sentences come from `@maka/events`, not from here.
  */
-import { describeCode, describeParkReason, nextStepForPark } from '@maka/events'
+import {
+  OPERATOR_VERDICTS,
+  OperatorVerdictMeanings,
+  describeCode,
+  describeParkReason,
+  isResolvableParkReason,
+  nextStepForPark,
+} from '@maka/events'
 import type { ContinuationResult, RecoveryAction } from '@maka/executor'
-import type { Continuation, ContinuationOutline, ContinuationPlan, OutlinedPlan } from '@maka/planner'
+import type {
+  Continuation,
+  ContinuationOutline,
+  ContinuationPlan,
+  OpenToolOperation,
+  OutlinedPlan,
+} from '@maka/planner'
 import type { Style } from './Style.js'
 import { failedWriteSentence } from './writeFailure.js'
 
@@ -77,15 +90,89 @@ export const resolveStepLines = (
   ]
 }
 
+// What the plan does with an operation it does not park on.
+const ACTION_WORDS: { readonly [A in NonNullable<OpenToolOperation['action']>]: string } = {
+  reissue: 'a resume runs it again (it never took effect, or may safely run twice)',
+  settle_applied: 'a resume records the effect it found',
+  settle_reattached: 'a resume records how the command ended',
+}
+
 /**
- * A plan as a few lines: the disposition, the boundary, and every reason with its sentence. With the
- * session's id, a park on calls a person can settle names the `maka resolve` commands to run.
+ * How a person names an operation to `maka resolve` (or `/resolve`): its tool call id, unless that id
+ * names more than one operation of the plan, then its operation id.
+ * @category constructors
+ */
+export const resolveTarget = (
+  op: OpenToolOperation,
+  all: ReadonlyArray<OpenToolOperation>,
+): { readonly flag: '--call' | '--operation'; readonly id: string } =>
+  all.filter((other) => other.toolCallId === op.toolCallId).length > 1
+    ? { flag: '--operation', id: op.operationId }
+    : { flag: '--call', id: op.toolCallId }
+
+/**
+ * The command a host prints for settling one operation.
+ * @category models
+ */
+export type ResolveCommandOf = (target: ReturnType<typeof resolveTarget>) => string
+
+/**
+ * `maka resolve SESSION --call ID --as …` (the CLI's wording).
+ * @category constructors
+ */
+export const cliResolveCommand =
+  (sessionId: string | null): ResolveCommandOf =>
+  (target) =>
+    `maka resolve ${sessionId ?? 'SESSION'} ${target.flag} ${target.id} --as ${OPERATOR_VERDICTS.join('|')} [--output TEXT]`
+
+/**
+ * `/resolve ID …` (the chat's wording).
+ * @category constructors
+ */
+export const chatResolveCommand: ResolveCommandOf = (target) =>
+  `/resolve ${target.flag === '--operation' ? `--operation ${target.id}` : target.id} ${OPERATOR_VERDICTS.join('|')} [text]`
+
+/**
+ * A parked plan's open tool operations as lines: for each, the tool, its status and recovery mode,
+ * why it parked (with the sentence), and — when a person may settle it — what each verdict would
+ * mean and the command that records it (left out when `resolveCommand` is null: the next step
+ * already names it). Never the call's args: a plan holds none.
+ * @category constructors
+ */
+export const openOperationLines = (
+  plan: ContinuationPlan | OutlinedPlan,
+  style: Style,
+  resolveCommand: ResolveCommandOf | null,
+): ReadonlyArray<string> => {
+  const ops = plan.openToolOperations ?? []
+  if (plan.disposition === 'continue' || ops.length === 0) return []
+  const lines: Array<string> = [`open tool call${ops.length === 1 ? '' : 's'}:`]
+  for (const op of ops) {
+    lines.push(
+      `- ${op.toolName} (call ${op.toolCallId}, operation ${op.operationId}): ${op.status}, mode ${op.recoveryMode ?? 'unknown'}`,
+    )
+    if (op.reason !== null) lines.push(`  why: ${describeParkReason(op.reason)} ${style.dim(`(${op.reason})`)}`)
+    else if (op.action !== null) lines.push(`  ${ACTION_WORDS[op.action]}`)
+    if (!isResolvableParkReason(op.reason)) continue
+    lines.push('  what happened? each answer records the call once and runs nothing:')
+    for (const verdict of OPERATOR_VERDICTS) lines.push(`    ${verdict}: ${OperatorVerdictMeanings[verdict]}`)
+    if (resolveCommand !== null) lines.push(`  record it: ${resolveCommand(resolveTarget(op, ops))}`)
+  }
+  return lines
+}
+
+/**
+ * A plan as a few lines: the disposition, the boundary, and every reason with its sentence; a parked
+ * plan then lists its open tool operations (`openOperationLines`). With the session's id, a park on
+ * calls a person can settle names the `maka resolve` commands to run in its next step; without it,
+ * each settleable call names its command in `resolveCommand`'s wording (the chat's `/resolve`).
  * @category constructors
  */
 export const planLines = (
   plan: ContinuationPlan | OutlinedPlan,
   style: Style,
   sessionId?: string,
+  resolveCommand?: ResolveCommandOf,
 ): ReadonlyArray<string> => {
   const lines: Array<string> = []
   // A plan that stopped before it chose a run (the flag is off, another process owns the session…)
@@ -115,6 +202,13 @@ export const planLines = (
     const resolving = sessionId === undefined ? null : resolveStepLines(plan, sessionId)
     if (resolving !== null) lines.push(...resolving)
     else if (first !== undefined) lines.push(`next: ${nextStepForPark(first)}`)
+    lines.push(
+      ...openOperationLines(
+        plan,
+        style,
+        resolving !== null ? null : (resolveCommand ?? cliResolveCommand(sessionId ?? null)),
+      ),
+    )
   }
   for (const d of plan.diagnostics)
     if (d.severity === 'warning') lines.push(`warning: ${d.message} ${style.dim(`(${d.code})`)}`)
@@ -125,10 +219,15 @@ export const planLines = (
  * How a continuation ended, as lines (every reason with its sentence).
  * @category constructors
  */
-export const continuationResultLines = (result: ContinuationResult, style: Style): ReadonlyArray<string> => {
+export const continuationResultLines = (
+  result: ContinuationResult,
+  style: Style,
+  sessionId?: string,
+  resolveCommand?: ResolveCommandOf,
+): ReadonlyArray<string> => {
   switch (result._tag) {
     case 'Parked':
-      return planLines(result.plan, style)
+      return planLines(result.plan, style, sessionId, resolveCommand)
     case 'Rejected':
       return [
         `${style.yellow('rejected')} — the plan was not executed:`,

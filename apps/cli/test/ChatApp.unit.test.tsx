@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from 'vitest'
 import type { RuntimeEvent } from '@maka/events'
 import type { ChatBackend, ChatListener, Notice } from '../src/ui/chatBackend.js'
 import { ChatApp } from '../src/ui/ChatApp.js'
-import { parseChatInput } from '../src/ui/chatInput.js'
+import { RESOLVE_USAGE, parseChatInput } from '../src/ui/chatInput.js'
 import { wrapWords } from '../src/ui/TranscriptItem.js'
 
 const modelText = (text: string): RuntimeEvent =>
@@ -85,8 +85,78 @@ describe('parseChatInput', () => {
     ['/resume list now', { _tag: 'Usage', usage: 'Usage: /resume' }],
     ['/plan x', { _tag: 'Usage', usage: 'Usage: /plan' }],
     ['/nope', { _tag: 'Unknown', name: '/nope' }],
+    ['/resolve', { _tag: 'ResolveList' }],
+    ['/resolve call-1 applied', { _tag: 'Resolve', target: { callId: 'call-1' }, verdict: 'applied' }],
+    [
+      '/resolve call-1 failed  exit 1:  disk   full ',
+      { _tag: 'Resolve', target: { callId: 'call-1' }, verdict: 'failed', output: 'exit 1:  disk   full' },
+    ],
+    [
+      '/resolve --operation op-1 not_applied',
+      { _tag: 'Resolve', target: { operationId: 'op-1' }, verdict: 'not_applied' },
+    ],
+    ['/resolve call-1 maybe', { _tag: 'Usage', usage: RESOLVE_USAGE }],
+    ['/resolve call-1', { _tag: 'Usage', usage: RESOLVE_USAGE }],
+    ['/resolve --operation applied', { _tag: 'Usage', usage: RESOLVE_USAGE }],
   ])('reads %j', (line, expected) => {
     expect(parseChatInput(line)).toEqual(expected)
+  })
+})
+
+describe('ChatApp with commands still running and open tool calls', () => {
+  it('/resume shows the call it waits for and how long; Esc stops the wait and the chat stays', async () => {
+    const backend = fakeBackend()
+    let listener: ChatListener | null = null
+    let stop: (() => void) | null = null
+    backend.attach = (l) => {
+      listener = l
+    }
+    backend.resume = vi.fn(
+      () =>
+        new Promise<ReadonlyArray<Notice>>((done) => {
+          listener?.onWaiting?.([{ operationId: 'op-9', toolCallId: 'call-9', toolName: 'shell', elapsedMs: 12_000 }])
+          stop = () => done([{ tone: 'info', text: 'Stopped waiting; nothing was written.' }])
+        }),
+    )
+    backend.stopWaiting = vi.fn(() => {
+      if (stop === null) return false
+      stop()
+      stop = null
+      return true
+    })
+    const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+    await until(lastFrame, 'Startup recovery: nothing to repair.')
+    stdin.write('/resume')
+    stdin.write('\r')
+    await until(lastFrame, 'Waiting for shell (call call-9), still running after 12 s')
+    expect(lastFrame()).toContain('Esc stops waiting')
+    stdin.write('\u001b')
+    await until(lastFrame, 'Stopped waiting; nothing was written.')
+    expect(backend.stopWaiting).toHaveBeenCalledTimes(1)
+    expect(backend.cancel).not.toHaveBeenCalled()
+    expect(lastFrame()).not.toContain('Waiting for shell')
+    unmount()
+  })
+
+  it('/resolve lists the open calls and /resolve <call> <verdict> [text] records one', async () => {
+    const backend = fakeBackend()
+    backend.openOperations = vi.fn(async (): Promise<ReadonlyArray<Notice>> => [
+      { tone: 'info', text: 'open tool call: shell (call call-9)' },
+    ])
+    backend.resolve = vi.fn(async (): Promise<ReadonlyArray<Notice>> => [
+      { tone: 'ok', text: 'Recorded failed for call call-9' },
+      { tone: 'info', text: '/resume continues the turn from this record.' },
+    ])
+    const { lastFrame, stdin, unmount } = render(<ChatApp backend={backend} />)
+    await until(lastFrame, 'Startup recovery: nothing to repair.')
+    stdin.write('/resolve')
+    stdin.write('\r')
+    await until(lastFrame, 'open tool call: shell (call call-9)')
+    stdin.write('/resolve call-9 failed it crashed')
+    stdin.write('\r')
+    await until(lastFrame, '/resume continues the turn from this record.')
+    expect(backend.resolve).toHaveBeenCalledWith({ callId: 'call-9' }, 'failed', 'it crashed')
+    unmount()
   })
 })
 

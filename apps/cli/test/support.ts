@@ -297,3 +297,102 @@ export const tmuxChat = (name: string, size: { readonly columns: number; readonl
   }
   return { screen, rows, paste, keys, press, type, open, close }
 }
+
+/**
+ * A turn of the hidden demo child (`maka __demo-child`), SIGKILLed when it reaches the crash point
+ * `at`; with `script`, the scripted model follows that file instead of the demo's script.
+ */
+export const killedDemoTurn = (
+  dirs: { readonly dataDir: string; readonly workspace: string },
+  sessionId: string,
+  at: string,
+  options: { readonly script?: string; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<void> =>
+  new Promise((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        '__demo-child',
+        '--data-dir',
+        dirs.dataDir,
+        '--session',
+        sessionId,
+        '--cwd',
+        dirs.workspace,
+        '--at',
+        at,
+        ...(options.script === undefined ? [] : ['--script', options.script]),
+      ],
+      { env: { ...cliEnv(true), ...options.env }, stdio: ['pipe', 'pipe', 'inherit'] },
+    )
+    let out = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`the demo child never reached ${at}: ${out}`))
+    }, 60_000)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => {
+      out += chunk
+      if (out.includes('"type":"ready"')) child.kill('SIGKILL')
+    })
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer)
+      if (signal === 'SIGKILL') done()
+      else fail(new Error(`the demo child ended by itself: ${out}`))
+    })
+  })
+
+/** The command of `runningCommandSession`: it kills its agent, then runs until `release` exists (5 min at most). */
+export const RUNNING_COMMAND =
+  'kill -9 $MAKA_AGENT_PID; i=0; while [ ! -f release ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i+1)); done; echo released'
+
+/**
+ * Makes a session whose turn died inside a foreground `shell` call that is still running: a real
+ * `maka run` with the tool journal, whose command (under the supervisor) kills the agent with SIGKILL
+ * and then runs until a file `release` appears in the workspace. The command's timeout is long, so
+ * a resume waits for it for as long as a test needs.
+ */
+export const runningCommandSession = async (
+  dirs: { readonly root: string; readonly dataDir: string; readonly workspace: string },
+  sessionId: string,
+): Promise<void> => {
+  const script = await scriptFile(dirs.root, `running-${sessionId}.json`, [
+    { toolCall: { name: 'shell', args: { command: RUNNING_COMMAND, timeoutMs: 600_000 } } },
+    { text: 'never reached' },
+  ])
+  await new Promise<void>((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        CLI,
+        'run',
+        '--data-dir',
+        dirs.dataDir,
+        '--session',
+        sessionId,
+        '--cwd',
+        dirs.workspace,
+        '--yes',
+        '--script',
+        script,
+        'build it',
+      ],
+      { env: { ...cliEnv(true), MAKA_RUNTIME_TOOL_JOURNAL: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    let out = ''
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      fail(new Error(`the run was never killed by its command: ${out}`))
+    }, 60_000)
+    child.stdout.setEncoding('utf8')
+    child.stdout.on('data', (chunk: string) => (out += chunk))
+    child.stderr.setEncoding('utf8')
+    child.stderr.on('data', (chunk: string) => (out += chunk))
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer)
+      if (signal === 'SIGKILL') done()
+      else fail(new Error(`the run ended by itself: ${out}`))
+    })
+  })
+}

@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { Channels, MESSAGE_CHANNEL, type MakaApi } from '@maka/session-ui'
+import { Channels, MESSAGE_CHANNEL, RESUME_PROGRESS_CHANNEL, type MakaApi } from '@maka/session-ui'
 
 const PRELOAD = new URL('../dist/electron/preload.cjs', import.meta.url)
 
@@ -49,8 +49,11 @@ describe('the preload', () => {
     await maka.sessions.send('s-1', 'hi')
     await maka.sessions.resumePlan?.('s-1')
     await maka.sessions.resumeLatest?.('s-1')
+    await maka.sessions.resolveCall?.('s-1', 'op-1', 'applied')
+    await maka.sessions.resolveCall?.('s-1', 'op-1', 'failed', 'exit 1')
     await maka.permissions.answer('q1', 'allow')
     maka.onMessage(() => {})
+    maka.sessions.onResumeProgress?.(() => {})
     expect(invoked).toEqual([
       [Channels.info],
       [Channels.list],
@@ -58,15 +61,19 @@ describe('the preload', () => {
       [Channels.send, 's-1', 'hi'],
       [Channels.resumePlan, 's-1'],
       [Channels.resumeLatest, 's-1'],
+      [Channels.resolveCall, 's-1', 'op-1', 'applied'],
+      [Channels.resolveCall, 's-1', 'op-1', 'failed', 'exit 1'],
       [Channels.answerPermission, 'q1', 'allow'],
     ])
-    expect(subscribed).toEqual([MESSAGE_CHANNEL])
+    expect(subscribed).toEqual([MESSAGE_CHANNEL, RESUME_PROGRESS_CHANNEL])
   })
 
   it('has no resumeLatest without the flag', async () => {
     const { maka } = await loadPreload(['electron', '--maka-safe-resume=0'])
     expect(maka.sessions.resumeLatest).toBeUndefined()
     expect(maka.sessions.resumePlan).toBeUndefined()
+    expect(maka.sessions.resolveCall).toBeUndefined()
+    expect(maka.sessions.onResumeProgress).toBeUndefined()
     expect(Object.keys(maka.sessions).sort()).toEqual(['get', 'list', 'send'])
   })
 })

@@ -45,3 +45,28 @@ describe('trustedSenders', () => {
     }
   })
 })
+
+describe('trustedSenders and sessions:resolveCall', () => {
+  it("refuses a verdict from any frame but the app's renderer, before anything is read or written", async () => {
+    const { dataDir } = await scratch()
+    const handlers = new Map<string, Handler>()
+    const ipc: IpcMainLike = { handle: (channel, listener) => void handlers.set(channel, listener) }
+    const services = makeSessionServices({ dataDir, safeResume: true, emit: () => {} })
+    registerSessionIpc(
+      trustedSenders(ipc, (url) => url.startsWith('file:///app/renderer/')),
+      services,
+      'electron',
+    )
+    const resolveCall = handlers.get(Channels.resolveCall)
+    if (resolveCall === undefined) throw new Error('no resolveCall handler')
+    for (const event of [{ senderFrame: { url: 'https://evil.example/' } }, { senderFrame: null }, {}]) {
+      expect(() => resolveCall(event, 's-1', 'op-1', 'applied')).toThrow(
+        expect.objectContaining({ code: 'sender_refused' }),
+      )
+    }
+    // From the renderer, the call reaches the services (here: no such session).
+    await expect(
+      resolveCall({ senderFrame: { url: 'file:///app/renderer/index.html' } }, 's-1', 'op-1', 'applied'),
+    ).rejects.toMatchObject({ code: 'unknown_session' })
+  })
+})

@@ -96,6 +96,14 @@ export {
   nextStepForPark,
 } from './ParkReason.js'
 export {
+  OPERATOR_VERDICTS,
+  type OperatorVerdict,
+  OperatorVerdictMeanings,
+  RESOLVABLE_PARK_REASONS,
+  isOperatorVerdict,
+  isResolvableParkReason,
+} from './OperatorVerdict.js'
+export {
   ExecutionRejectionSentences,
   type ExecutionRejection,
   isExecutionRejection,

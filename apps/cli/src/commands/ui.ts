@@ -16,6 +16,7 @@ import { requireProviderFlags } from '../providerChoice.js'
 import { recordedSetupOf, resolveTurnSetup, sessionContinuationResolver } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, say } from './commandContext.js'
+import { toolJournalFromEnv } from '../composeRuntime.js'
 import { WEB_UI, loadOptional } from '../optionalPackage.js'
 
 const parsePort = (text: string | undefined): number => {
@@ -68,6 +69,7 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const services = makeSessionServices({
     dataDir: workspace.dataDir.path,
     safeResume,
+    toolJournal: toolJournalFromEnv(),
     choice: fresh.choice,
     providerFlags: flags,
     permissionMode: fresh.permissionMode,
@@ -93,7 +95,14 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   })
   let server
   try {
-    server = await serveUi({ services, messages, rendererDir: rendererDir(), port })
+    server = await serveUi({
+      services,
+      messages,
+      rendererDir: rendererDir(),
+      port,
+      onWaitsStopped: (count) =>
+        say(`maka ui: every page closed; stopped waiting for ${count} command(s); nothing was written.`),
+    })
   } catch (error) {
     if (errnoCode(error) === 'EADDRINUSE')
       throw new BadInputError(`Port ${port} is in use: pick another with --port or omit it.`)
@@ -113,7 +122,8 @@ export const ui = async (flags: UiFlags, globals: GlobalFlags): Promise<ExitCode
   const report = await services.startup()
   say(
     `maka ui: startup recovery ${report.recoveryActions} action${report.recoveryActions === 1 ? '' : 's'}` +
-      (safeResume ? ` · ${report.continued.length} interrupted session(s) continuing` : ''),
+      (safeResume ? ` · ${report.continued.length} interrupted session(s) continuing` : '') +
+      (report.waiting.length > 0 ? ` · ${report.waiting.length} waiting for a command still running` : ''),
   )
   if (flags.open) openBrowser(server.url)
   await stopped

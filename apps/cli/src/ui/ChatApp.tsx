@@ -10,6 +10,9 @@
  * in the ledger) happen behind the backend. `/resume` with nothing to continue here (or `/resume
  * list`) shows the interrupted sessions as a numbered list; a number and Enter picks one, which the
  * chat switches to and resumes through the same `resume()`, and Esc leaves the list (decision 240).
+ * While `/resume` waits for a command still running, the spinner names the call and how long it has
+ * run, and Esc or Ctrl+C stops the wait (nothing is written). `/resolve` lists the open tool calls with
+ * what each verdict would mean, and `/resolve <call> <verdict> [text]` records one (decision 262).
  */
 import { Box, Static, Text, useApp, useInput } from 'ink'
 import { useCallback, useEffect, useRef, useState } from 'react'
@@ -179,6 +182,18 @@ export const ChatApp = ({
         new Promise((resolve) => {
           setPermission({ question, answer: resolve })
         }),
+      // The spinner names each command /resume waits for and how long it has run — never the command.
+      onWaiting: (operations) =>
+        setBusy(
+          `${operations
+            .map(
+              (op) =>
+                `Waiting for ${op.toolName} (call ${op.toolCallId}), still running${
+                  op.elapsedMs === null ? '' : ` after ${Math.round(op.elapsedMs / 1000)} s`
+                }`,
+            )
+            .join('; ')}; Esc stops waiting`,
+        ),
     })
     // Startup recovery comes before anything else the user can do; then a reopened session shows
     // its earlier turns, and offers to resume an interrupted one.
@@ -256,6 +271,23 @@ export const ChatApp = ({
       case 'ResumeList':
         resumeCommand(true)
         return
+      case 'ResolveList':
+        if (backend.openOperations === undefined) {
+          pushNotices([{ tone: 'warn', text: '/resolve is not available here.' }])
+          return
+        }
+        void work('Looking for open tool calls…', () => backend.openOperations?.() ?? Promise.resolve([]))
+        return
+      case 'Resolve':
+        if (backend.resolve === undefined) {
+          pushNotices([{ tone: 'warn', text: '/resolve is not available here.' }])
+          return
+        }
+        void work(
+          'Recording what happened…',
+          () => backend.resolve?.(parsed.target, parsed.verdict, parsed.output) ?? Promise.resolve([]),
+        )
+        return
       case 'Prompt':
         push({ kind: 'user', text: parsed.text })
         void work('The model is working… (Esc to cancel)', () => backend.submit(parsed.text))
@@ -332,6 +364,13 @@ export const ChatApp = ({
   /** Esc or Ctrl+C while a turn runs: cancel it, keep the chat. False when no turn runs. */
   const cancelTurn = (): boolean => {
     if (cancelling.current !== null) return true
+    // A /resume waiting for a command: stop waiting (nothing is written), keep the chat.
+    if (backend.stopWaiting?.() === true) {
+      queue.current = []
+      setQueued([])
+      setBusy('Stopping the wait…')
+      return true
+    }
     const runId = backend.cancel()
     if (runId === null) return false
     cancelling.current = runId

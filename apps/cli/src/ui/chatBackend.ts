@@ -6,7 +6,8 @@
 import type { StorePorts } from '@maka/stores'
 import * as E from 'fp-ts/lib/Either.js'
 import { type RuntimeEvent, describeCode } from '@maka/events'
-import type { ContinuationProviderResolver, PermissionMode, PermissionQuestion } from '@maka/executor'
+import type { ContinuationProviderResolver, PermissionMode, PermissionQuestion, WaitingOperation } from '@maka/executor'
+import type { OperatorVerdict } from '@maka/events'
 import { composeRuntime } from '../composeRuntime.js'
 import {
   type ProviderChoice,
@@ -16,7 +17,15 @@ import {
   providerForRuns,
 } from '../providerChoice.js'
 import { DEMO_SCRIPT } from '@maka/providers'
-import { continuationResultLines, planLines, recoveryLine } from '../reportLines.js'
+import {
+  chatResolveCommand,
+  continuationResultLines,
+  openOperationLines,
+  planLines,
+  recoveryLine,
+} from '../reportLines.js'
+import type { ResolveTarget } from './chatInput.js'
+import { resolveNotices, resolveThrough } from './resolveThrough.js'
 import { ownerLockLiveness } from '@maka/host-inspector'
 import { listSessionSummaries, loadSessionOutline, summarizeStoredSession } from '@maka/sessions'
 import { statSync } from 'node:fs'
@@ -40,6 +49,8 @@ export interface ChatListener {
   onEvent(event: RuntimeEvent): void
   onTextDelta(runId: string, text: string): void
   askPermission(question: PermissionQuestion): Promise<'allow' | 'deny'>
+  /** `/resume` waits for commands still running: which ones and for how long (never a command). */
+  onWaiting?(operations: ReadonlyArray<WaitingOperation>): void
 }
 
 /**
@@ -77,7 +88,17 @@ export interface ChatBackend {
   attach(listener: ChatListener): void
   recover(): Promise<ReadonlyArray<Notice>>
   submit(prompt: string): Promise<ReadonlyArray<Notice>>
+  /**
+   * Plans the latest safe boundary and continues it; while the only reason to park is a command
+   * still running, waits for it (the listener's `onWaiting`) and goes on when it ends.
+   */
   resume(): Promise<ReadonlyArray<Notice>>
+  /** Stops a wait of `resume` (nothing was written; `resume` answers the park): false when none waits. */
+  stopWaiting?(): boolean
+  /** `/resolve` alone: the open tool calls of the latest turn, with the verdicts and the command. */
+  openOperations?(): Promise<ReadonlyArray<Notice>>
+  /** `/resolve …`: records what happened to one open tool call (actor `tui`); nothing is run. */
+  resolve?(target: ResolveTarget, verdict: OperatorVerdict, output?: string): Promise<ReadonlyArray<Notice>>
   plan(): Promise<ReadonlyArray<Notice>>
   sessions(): Promise<ReadonlyArray<Notice>>
   /** Cancels the running turn or continuation; its id, or null when none runs. */
@@ -167,6 +188,8 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
   let cwd = options.cwd
   // The folders of the sessions the last `/resume` list showed, for `switchTo`.
   const listed = new Map<string, string | null>()
+  // The wait of the running `/resume`, if it waits for a command.
+  let waiting: AbortController | null = null
   const isDirectory = (path: string): boolean => {
     try {
       return statSync(path).isDirectory()
@@ -274,22 +297,31 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
     },
     resume: async () => {
       const notices: Array<Notice> = []
-      const result = await runtime.resume(
-        { sessionId },
-        {
-          onProviderNote: (note) => {
-            notices.push({ tone: 'info', text: note })
+      const wait = new AbortController()
+      waiting = wait
+      const result = await runtime
+        .resume(
+          { sessionId, wait: { signal: wait.signal } },
+          {
+            onProviderNote: (note) => {
+              notices.push({ tone: 'info', text: note })
+            },
+            onWaiting: (operations) => listener?.onWaiting?.(operations),
           },
-        },
-      )
+        )
+        .finally(() => {
+          if (waiting === wait) waiting = null
+        })
       if (result._tag === 'Parked') {
         return [
           ...notices,
+          ...(wait.signal.aborted ? [{ tone: 'info', text: 'Stopped waiting; nothing was written.' } as const] : []),
           { tone: 'warn', text: 'Cannot resume:' },
           ...result.plan.rejectionReasons.map((code): Notice => ({
             tone: 'warn',
             text: `- ${describeCode(code)} (${code})`,
           })),
+          ...openOperationLines(result.plan, plain, chatResolveCommand).map((text): Notice => ({ tone: 'warn', text })),
         ]
       }
       const tone: Notice['tone'] =
@@ -300,9 +332,33 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
             : 'error'
       return [...notices, ...continuationResultLines(result, plain).map((text): Notice => ({ tone, text }))]
     },
+    stopWaiting: () => {
+      if (waiting === null || waiting.signal.aborted) return false
+      waiting.abort()
+      return true
+    },
+    openOperations: async () => {
+      const plan = await runtime.plan({ sessionId })
+      const lines = openOperationLines(plan, plain, chatResolveCommand)
+      if (lines.length === 0) return [{ tone: 'info', text: 'No open tool call of this session waits for a verdict.' }]
+      return lines.map((text): Notice => ({ tone: 'info', text }))
+    },
+    resolve: async (target, verdict, output) =>
+      resolveNotices(
+        await resolveThrough(runtime, {
+          sessionId,
+          target,
+          verdict,
+          ...(output === undefined ? {} : { output }),
+          actor: 'tui',
+        }),
+      ),
     plan: async () => {
       const plan = await runtime.plan({ sessionId })
-      return planLines(plan, plain).map((text) => ({ tone: plan.disposition === 'continue' ? 'ok' : 'warn', text }))
+      return planLines(plan, plain, undefined, chatResolveCommand).map((text) => ({
+        tone: plan.disposition === 'continue' ? 'ok' : 'warn',
+        text,
+      }))
     },
     cancel: () => runtime.cancel(),
     resumeChoices: async (all) => {

@@ -8,7 +8,13 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BrowserWindow, app, ipcMain } from 'electron'
-import { MESSAGE_CHANNEL, makeSessionServices, registerSessionIpc, rendererDir } from '@maka/session-ui'
+import {
+  MESSAGE_CHANNEL,
+  RESUME_PROGRESS_CHANNEL,
+  makeSessionServices,
+  registerSessionIpc,
+  rendererDir,
+} from '@maka/session-ui'
 import { trustedSenders } from '../main/trustedSenders.js'
 
 const safeResume = process.env['MAKA_RUNTIME_SAFE_BOUNDARY_RESUME'] === '1'
@@ -17,7 +23,9 @@ let window: BrowserWindow | null = null
 const services = makeSessionServices({
   dataDir,
   safeResume,
-  emit: (message) => window?.webContents.send(MESSAGE_CHANNEL, message),
+  // A resume's progress while it waits for a command has a channel of its own.
+  emit: (message) =>
+    window?.webContents.send(message.type === 'resumeProgress' ? RESUME_PROGRESS_CHANNEL : MESSAGE_CHANNEL, message),
 })
 
 await app.whenReady()
@@ -41,8 +49,10 @@ window = new BrowserWindow({
 window.webContents.on('will-navigate', (event) => event.preventDefault())
 window.webContents.setWindowOpenHandler(() => ({ action: 'deny' }))
 await window.loadFile(join(rendererDir(), 'index.html'))
-// Startup after the window exists, so the auto-continuations stream into it.
-await services.startup()
+// Closing the window stops every wait (nothing is written) and cancels the runs still going.
 app.on('window-all-closed', () => {
   void services.cancelAll().then(() => app.quit())
 })
+// Startup after the window exists, so the auto-continuations stream into it; a continuation that
+// waits for a command still running waits in the background and never holds the window.
+await services.startup()

@@ -1,7 +1,8 @@
 /**
  * The preload: `window.maka` over IPC, nothing else. A sandboxed preload cannot load local modules,
  * so the channel names are spelled here (the test compares them with `Channels`). Every call names
- * a session, a prompt or a permission answer; none lets the renderer state a safety fact.
+ * a session, a prompt, a permission answer or a person's verdict on an open tool call; none lets the
+ * renderer state a safety fact.
  */
 // A sandboxed preload is CommonJS: `import … = require` is how TypeScript writes that under
 // verbatimModuleSyntax.
@@ -23,6 +24,16 @@ contextBridge.exposeInMainWorld('maka', {
         ...sessions,
         resumePlan: (sessionId: string) => ipcRenderer.invoke('sessions:resumePlan', sessionId),
         resumeLatest: (sessionId: string) => ipcRenderer.invoke('sessions:resumeLatest', sessionId),
+        // Only these four values cross; the main process adds who asked.
+        resolveCall: (sessionId: string, operationId: string, verdict: string, output?: string) =>
+          output === undefined
+            ? ipcRenderer.invoke('sessions:resolveCall', sessionId, operationId, verdict)
+            : ipcRenderer.invoke('sessions:resolveCall', sessionId, operationId, verdict, output),
+        onResumeProgress: (listener: (progress: unknown) => void) => {
+          const forward = (_event: unknown, progress: unknown): void => listener(progress)
+          ipcRenderer.on('sessions:resumeProgress', forward)
+          return () => ipcRenderer.removeListener('sessions:resumeProgress', forward)
+        },
       }
     : sessions,
   permissions: {

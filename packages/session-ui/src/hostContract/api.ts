@@ -6,8 +6,8 @@
  */
 
 /**
- * The IPC channels. `sessions:resumePlan` and `sessions:resumeLatest` are registered only with the
- * resume flag.
+ * The IPC channels. `sessions:resumePlan`, `sessions:resumeLatest` and `sessions:resolveCall` are
+ * registered only with the resume flag.
  * @category models
  */
 export const Channels = {
@@ -17,6 +17,7 @@ export const Channels = {
   send: 'sessions:send',
   resumePlan: 'sessions:resumePlan',
   resumeLatest: 'sessions:resumeLatest',
+  resolveCall: 'sessions:resolveCall',
   answerPermission: 'permissions:answer',
 } as const
 
@@ -31,6 +32,13 @@ export type Channel = (typeof Channels)[keyof typeof Channels]
  * @category models
  */
 export const MESSAGE_CHANNEL = 'maka:message'
+
+/**
+ * The push channel of a resume's progress while it waits for a command still running (Electron
+ * sends `resumeProgress` messages here; the HTTP bridge carries them on its one event stream).
+ * @category models
+ */
+export const RESUME_PROGRESS_CHANNEL = 'sessions:resumeProgress'
 
 /**
  * What the host tells the renderer about itself.
@@ -119,6 +127,57 @@ export interface Started {
 }
 
 /**
+ * A verdict a person may record for an open tool call.
+ * @category models
+ */
+export type Verdict = 'applied' | 'not_applied' | 'failed'
+
+/**
+ * A tool call the interrupted turn left without a result, as a park answer shows it to the person.
+ * The host decides everything here: which calls a person may settle (`verdicts` present) and what
+ * each verdict means. `preview` is built by the host with the tool's own description of the call,
+ * for this person only: it is never logged, and the call's args never leave the host.
+ * @category models
+ */
+export interface OpenOperation {
+  readonly operationId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  /** `dispatched_outcome_unknown`, `definitely_not_dispatched` or `indeterminate`. */
+  readonly status: string
+  readonly recoveryMode: string | null
+  /** Why it parks (a park reason code), or null when it does not park the plan. */
+  readonly reason: string | null
+  /** The reason's human sentence, or null without a reason. */
+  readonly reasonText: string | null
+  /** One line saying what the call does (e.g. `run "npm publish"`), when the tool can say it. */
+  readonly preview?: string
+  /** The verdicts a person may record, in order, each with what it means; absent when none may. */
+  readonly verdicts?: ReadonlyArray<{ readonly verdict: Verdict; readonly meaning: string }>
+}
+
+/**
+ * A command a resume waits for: which call, and how long it has run (null when unknown).
+ * @category models
+ */
+export interface WaitingOperation {
+  readonly operationId: string
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly elapsedMs: number | null
+}
+
+/**
+ * Resuming waits for commands the interrupted turn started that are still running; it continues by
+ * itself once they end (its progress and its last answer come as `resumeProgress` messages).
+ * @category models
+ */
+export interface Waiting {
+  readonly disposition: 'waiting'
+  readonly operations: ReadonlyArray<WaitingOperation>
+}
+
+/**
  * Resuming was refused: every reason's code, and its human sentence at the same index.
  * @category models
  */
@@ -126,6 +185,8 @@ export interface Parked {
   readonly disposition: 'park'
   readonly rejectionReasons: ReadonlyArray<string>
   readonly messages: ReadonlyArray<string>
+  /** The tool calls left open, when the plan got as far as finding them. */
+  readonly openToolOperations?: ReadonlyArray<OpenOperation>
   /**
    * What the person can do: the next step of the first reason (the planner ranks them), from
    * `@maka/events`' `nextStepForPark` (decision 172). Absent when the first code is an execution
@@ -145,10 +206,11 @@ export interface WouldContinue {
 }
 
 /**
- * The answer of `sessions:resumePlan`: what Safe resume would do now, as `maka resume plan` says it.
+ * The answer of `sessions:resumePlan`: what Safe resume would do now, as `maka resume plan` says it
+ * (`waiting`: it would wait for these commands, then plan again; `elapsedMs` is null here).
  * @category models
  */
-export type ResumePlanResult = WouldContinue | Parked
+export type ResumePlanResult = WouldContinue | Parked | Waiting
 
 /**
  * The run could not start for a reason that is no park (a store write failed, the recorded model
@@ -161,10 +223,43 @@ export interface StartFailed {
 }
 
 /**
- * The answer of `sessions:resumeLatest`.
+ * How a resume ended after it waited: what `sessions:resumeLatest` would have answered.
  * @category models
  */
-export type ResumeLatestResult = Started | Parked | StartFailed
+export type ResumeOutcome = Started | Parked | StartFailed
+
+/**
+ * The answer of `sessions:resumeLatest`. It never waits: `waiting` says it is waiting in the
+ * background, and `resumeProgress` messages follow.
+ * @category models
+ */
+export type ResumeLatestResult = ResumeOutcome | Waiting
+
+/**
+ * The answer of `sessions:resolveCall`: the person's verdict was recorded in a new run (`runId`),
+ * refused with every code and its sentence (nothing written), or its write failed.
+ * @category models
+ */
+export type ResolveCallResult =
+  | { readonly disposition: 'resolved'; readonly runId: string }
+  | {
+      readonly disposition: 'refused'
+      readonly codes: ReadonlyArray<string>
+      readonly messages: ReadonlyArray<string>
+    }
+  | { readonly disposition: 'failed'; readonly message: string }
+
+/**
+ * A resume's progress while it waits: the commands still running, and — on the last message only —
+ * how the resume ended.
+ * @category models
+ */
+export interface ResumeProgress {
+  readonly type: 'resumeProgress'
+  readonly sessionId: string
+  readonly operations: ReadonlyArray<WaitingOperation>
+  readonly result?: ResumeOutcome
+}
 
 /**
  * The answer of `sessions:send`.
@@ -205,6 +300,7 @@ export type HostMessage =
       readonly sessionId: string
       readonly runId: string
     }
+  | ResumeProgress
 
 /**
  * A refusal of bad input, as both transports carry it.
@@ -216,8 +312,8 @@ export interface HostErrorBody {
 }
 
 /**
- * `window.maka`: what the renderer can ask. `resumePlan` and `resumeLatest` are absent without the
- * resume flag.
+ * `window.maka`: what the renderer can ask. `resumePlan`, `resumeLatest`, `resolveCall` and
+ * `onResumeProgress` are absent without the resume flag.
  * @category models
  */
 export interface MakaApi {
@@ -229,6 +325,18 @@ export interface MakaApi {
     /** What Safe resume would do now; starts nothing. Absent without the resume flag. */
     readonly resumePlan?: (sessionId: string) => Promise<ResumePlanResult>
     readonly resumeLatest?: (sessionId: string) => Promise<ResumeLatestResult>
+    /**
+     * Records what happened to an open tool call (`verdict`, with optional `output` text); a Safe
+     * resume then continues from it. Absent without the resume flag.
+     */
+    readonly resolveCall?: (
+      sessionId: string,
+      operationId: string,
+      verdict: Verdict,
+      output?: string,
+    ) => Promise<ResolveCallResult>
+    /** Subscribes to the progress of resumes that wait; returns the unsubscribe. Absent without the flag. */
+    readonly onResumeProgress?: (listener: (progress: ResumeProgress) => void) => () => void
   }
   readonly permissions: {
     readonly answer: (requestId: string, decision: 'allow' | 'deny') => Promise<boolean>

@@ -2,19 +2,26 @@
  * The renderer: sessions with their "interrupted" mark, the selected session's transcript (tool
  * activity, permission prompts, the continuation streaming in), the interrupted-turn banner with
  * **Safe resume**, and toasts. It holds no domain rule: the banner follows the host's mark, Safe
- * resume is live only while the host's plan would continue, and a park is shown with the sentences
- * and the next step the host sent.
+ * resume is live only while the host's plan would continue (or wait for a command still running), a
+ * park is shown with the sentences, the next step and the open tool calls the host sent, and
+ * **Resolve…** appears on the calls the host offers verdicts for. While a resume waits for a command,
+ * the banner shows the host's progress and the resume goes on by itself when the command ends.
  */
 import { type FormEvent, useCallback, useEffect, useRef, useState } from 'react'
 import type {
   HostInfo,
   HostMessage,
   MakaApi,
+  OpenOperation,
   Parked,
   PermissionPrompt,
+  ResumeOutcome,
+  ResumeProgress,
   SessionListItem,
   SessionView,
   TranscriptItem,
+  Verdict,
+  WaitingOperation,
 } from '../hostContract/api.js'
 
 /**
@@ -37,7 +44,10 @@ const TOAST_LIFETIME_MS: { readonly [T in Toast['tone']]: number | null } = { in
  * @category models
  */
 export type ResumeState =
-  { readonly status: 'checking' } | { readonly status: 'ready' } | { readonly status: 'parked'; readonly park: Parked }
+  | { readonly status: 'checking' }
+  /** `running`: the commands Safe resume would wait for first. */
+  | { readonly status: 'ready'; readonly running?: ReadonlyArray<WaitingOperation> }
+  | { readonly status: 'parked'; readonly park: Parked }
 
 // The start-up continuations this tab has been told of, by run id: a reload of the page does not
 // tell them again, a new host process's continuations (new run ids) are told (decision 232).
@@ -62,6 +72,120 @@ const saveTold = (told: ReadonlySet<string>): void => {
 }
 
 const errorText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+const seconds = (ms: number | null): string => (ms === null ? '' : ` for ${Math.round(ms / 1000)} s`)
+
+const callName = (op: { readonly toolName: string; readonly toolCallId: string }): string =>
+  `${op.toolName} (call ${op.toolCallId})`
+
+const VERDICT_WORDS: { readonly [V in Verdict]: string } = {
+  applied: 'It took effect',
+  not_applied: 'It did not take effect',
+  failed: 'It failed',
+}
+
+const WaitingLines = ({ operations }: { readonly operations: ReadonlyArray<WaitingOperation> }) => (
+  <div className="park waiting" role="status" aria-label="Waiting for a command">
+    {operations.map((op) => (
+      <p key={op.operationId}>
+        Waiting for <span className="tool">{callName(op)}</span>: still running{seconds(op.elapsedMs)}.
+      </p>
+    ))}
+    <p className="meta">
+      It resumes by itself when the command ends. Closing the window stops waiting; nothing is written.
+    </p>
+  </div>
+)
+
+const OpenOperations = ({
+  ops,
+  onResolve,
+}: {
+  readonly ops: ReadonlyArray<OpenOperation>
+  readonly onResolve: ((op: OpenOperation) => void) | null
+}) => (
+  <div className="park open-ops">
+    <p>Open tool calls:</p>
+    <ul>
+      {ops.map((op) => (
+        <li key={op.operationId} data-operation={op.operationId}>
+          <span className="tool">{callName(op)}</span>
+          {op.preview === undefined ? null : <span className="preview"> — {op.preview}</span>}
+          <span className="code">
+            {' '}
+            ({op.status}, mode {op.recoveryMode ?? 'unknown'})
+          </span>
+          {op.reasonText === null ? null : <div className="why">{op.reasonText}</div>}
+          {op.verdicts === undefined || onResolve === null ? null : (
+            <button type="button" className="secondary" onClick={() => onResolve(op)}>
+              Resolve…
+            </button>
+          )}
+        </li>
+      ))}
+    </ul>
+  </div>
+)
+
+const ResolveDialog = ({
+  op,
+  busy,
+  onConfirm,
+  onCancel,
+}: {
+  readonly op: OpenOperation
+  readonly busy: boolean
+  readonly onConfirm: (verdict: Verdict, output: string) => void
+  readonly onCancel: () => void
+}) => {
+  const [verdict, setVerdict] = useState<Verdict | null>(null)
+  const [output, setOutput] = useState('')
+  const chosen = op.verdicts?.find((v) => v.verdict === verdict)
+  return (
+    <section className="dialog" role="dialog" aria-modal="true" aria-label={`Resolve ${callName(op)}`}>
+      <h3>What happened to {callName(op)}?</h3>
+      {op.preview === undefined ? null : <p className="preview">{op.preview}</p>}
+      <fieldset>
+        <legend>Record that…</legend>
+        {(op.verdicts ?? []).map((v) => (
+          <label key={v.verdict}>
+            <input
+              type="radio"
+              name="verdict"
+              value={v.verdict}
+              checked={verdict === v.verdict}
+              onChange={() => setVerdict(v.verdict)}
+            />{' '}
+            {VERDICT_WORDS[v.verdict]} ({v.verdict})
+          </label>
+        ))}
+      </fieldset>
+      {chosen === undefined ? (
+        <p className="meta">Pick what happened; nothing is recorded until you confirm.</p>
+      ) : (
+        <p className="meaning" role="note">
+          <strong>Recording {chosen.verdict} means:</strong> {chosen.meaning}
+        </p>
+      )}
+      <label className="output">
+        Output (optional)
+        <textarea value={output} onChange={(event) => setOutput(event.target.value)} rows={3} />
+      </label>
+      <div className="banner-actions">
+        <button
+          type="button"
+          disabled={chosen === undefined || busy}
+          onClick={() => verdict && onConfirm(verdict, output)}
+        >
+          {busy ? 'Recording…' : 'Record verdict'}
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+    </section>
+  )
+}
 
 const ParkReasons = ({ park }: { readonly park: Parked }) => (
   <div className="park" id="park-reasons">
@@ -109,6 +233,10 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
   const [toasts, setToasts] = useState<ReadonlyArray<Toast>>([])
   const [pending, setPending] = useState(false)
   const [resume, setResume] = useState<{ readonly sessionId: string; readonly state: ResumeState } | null>(null)
+  // The commands resumes wait for, by session, as the host's progress says (a start-up resume too).
+  const [waiting, setWaiting] = useState<Readonly<Record<string, ReadonlyArray<WaitingOperation>>>>({})
+  const [resolving, setResolving] = useState<OpenOperation | null>(null)
+  const [recording, setRecording] = useState(false)
   const [draft, setDraft] = useState('')
   const selectedRef = useRef<string | null>(null)
   const toastId = useRef(0)
@@ -157,7 +285,12 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
         if (selectedRef.current !== sessionId) return
         setResume({
           sessionId,
-          state: plan.disposition === 'park' ? { status: 'parked', park: plan } : { status: 'ready' },
+          state:
+            plan.disposition === 'park'
+              ? { status: 'parked', park: plan }
+              : plan.disposition === 'waiting'
+                ? { status: 'ready', running: plan.operations }
+                : { status: 'ready' },
         })
       } catch (error) {
         if (selectedRef.current !== sessionId) return
@@ -239,34 +372,96 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
           tellContinued(message.sessionId, message.runId)
           void refreshList()
           return
+        case 'resumeProgress':
+          // Heard through onResumeProgress.
+          return
       }
     })
   }, [api, open, refreshList, toast])
 
   const resumeLatest = api.sessions.resumeLatest
-  const safeResume = async (): Promise<void> => {
-    if (resumeLatest === undefined || selected === null) return
-    setPending(true)
-    try {
-      const result = await resumeLatest(selected)
+  // How a resume ended, whether it answered at once or after waiting for a command.
+  const settle = useCallback(
+    (sessionId: string, result: ResumeOutcome): void => {
       if (result.disposition === 'park') {
+        if (selectedRef.current !== sessionId) return
         // The park stays in the banner and the button stays off: clicking again would park again.
-        setResume({ sessionId: selected, state: { status: 'parked', park: result } })
+        setResume({ sessionId, state: { status: 'parked', park: result } })
         // An execution rejection (the session changed after planning) names no next step: a new
         // plan does.
-        if (result.nextStep === undefined && resumePlan !== undefined) void checkPlan(selected)
+        if (result.nextStep === undefined && resumePlan !== undefined) void checkPlan(sessionId)
       } else if (result.disposition === 'failed') {
         toast('error', 'The continuation did not start.', [result.message])
       } else {
         toast('info', `Resuming from the latest safe boundary: run ${result.runId}.`)
+        if (selectedRef.current !== sessionId) return
         setView((current) =>
-          current === null ? current : { ...current, session: { ...current.session, interrupted: false } },
+          current === null || current.session.sessionId !== sessionId
+            ? current
+            : { ...current, session: { ...current.session, interrupted: false } },
         )
       }
+    },
+    [checkPlan, resumePlan, toast],
+  )
+
+  const onResumeProgress = api.sessions.onResumeProgress
+  useEffect(() => {
+    if (onResumeProgress === undefined) return
+    return onResumeProgress((progress: ResumeProgress) => {
+      setWaiting(({ [progress.sessionId]: _was, ...rest }) =>
+        progress.result === undefined ? { ...rest, [progress.sessionId]: progress.operations } : rest,
+      )
+      if (progress.result !== undefined) {
+        settle(progress.sessionId, progress.result)
+        void refreshList()
+      }
+    })
+  }, [onResumeProgress, settle, refreshList])
+
+  const safeResume = async (): Promise<void> => {
+    if (resumeLatest === undefined || selected === null) return
+    const sessionId = selected
+    setPending(true)
+    try {
+      const result = await resumeLatest(sessionId)
+      // It waits in the background; the progress messages carry the rest.
+      if (result.disposition === 'waiting') setWaiting((all) => ({ ...all, [sessionId]: result.operations }))
+      else settle(sessionId, result)
     } catch (error) {
       toast('error', 'Resuming failed.', [errorText(error)])
     } finally {
       setPending(false)
+      void refreshList()
+    }
+  }
+
+  const resolveCall = api.sessions.resolveCall
+  const confirmResolve = async (op: OpenOperation, verdict: Verdict, output: string): Promise<void> => {
+    if (resolveCall === undefined || selected === null) return
+    const sessionId = selected
+    setRecording(true)
+    try {
+      const result = await resolveCall(sessionId, op.operationId, verdict, ...(output === '' ? [] : [output]))
+      if (result.disposition === 'resolved') {
+        setResolving(null)
+        toast('info', `Recorded: ${VERDICT_WORDS[verdict].toLowerCase()} — ${callName(op)}.`, [
+          'Safe resume continues the turn from this record.',
+        ])
+        await open(sessionId)
+      } else if (result.disposition === 'refused') {
+        toast(
+          'warn',
+          'The verdict was not recorded.',
+          result.messages.map((m, i) => `${m} (${result.codes[i] ?? '?'})`),
+        )
+      } else {
+        toast('error', 'The verdict could not be recorded.', [result.message])
+      }
+    } catch (error) {
+      toast('error', 'The verdict could not be recorded.', [errorText(error)])
+    } finally {
+      setRecording(false)
       void refreshList()
     }
   }
@@ -295,6 +490,8 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
   const sessionPrompts = prompts.filter((p) => p.sessionId === selected)
   const resumeState: ResumeState =
     resume !== null && resume.sessionId === selected ? resume.state : { status: 'checking' }
+  const waitingNow = selected === null ? undefined : waiting[selected]
+  const resolvedBefore = session?.latestRun?.failureClass === 'operator_resolved'
 
   return (
     <div className="app">
@@ -332,8 +529,11 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
               {session.interrupted ? (
                 <section className="banner" role="region" aria-label="Interrupted turn">
                   <p>
-                    The last turn was interrupted
-                    {session.latestRun?.failureClass === undefined ? '' : ` (${session.latestRun.failureClass})`}.
+                    {resolvedBefore
+                      ? 'A verdict was recorded for the interrupted turn’s open tool call.'
+                      : `The last turn was interrupted${
+                          session.latestRun?.failureClass === undefined ? '' : ` (${session.latestRun.failureClass})`
+                        }.`}
                   </p>
                   {resumeLatest === undefined ? (
                     <p className="meta">Safe resume is off: start with MAKA_RUNTIME_SAFE_BOUNDARY_RESUME=1.</p>
@@ -342,10 +542,16 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
                       <button
                         type="button"
                         onClick={() => void safeResume()}
-                        disabled={pending || resumeState.status !== 'ready'}
+                        disabled={pending || waitingNow !== undefined || resumeState.status !== 'ready'}
                         {...(resumeState.status === 'parked' ? { 'aria-describedby': 'park-reasons' } : {})}
                       >
-                        {pending ? 'Resuming…' : resumeState.status === 'checking' ? 'Checking…' : 'Safe resume'}
+                        {pending
+                          ? 'Resuming…'
+                          : waitingNow !== undefined
+                            ? 'Waiting…'
+                            : resumeState.status === 'checking'
+                              ? 'Checking…'
+                              : 'Safe resume'}
                       </button>
                       {resumeState.status === 'parked' && resumePlan !== undefined ? (
                         <button type="button" className="secondary" onClick={() => void checkPlan(session.sessionId)}>
@@ -354,9 +560,31 @@ export const App = ({ api }: { readonly api: MakaApi }) => {
                       ) : null}
                     </div>
                   )}
+                  {waitingNow !== undefined ? <WaitingLines operations={waitingNow} /> : null}
+                  {waitingNow === undefined && resumeState.status === 'ready' && resumeState.running !== undefined ? (
+                    <p className="park meta">
+                      {resumeState.running.map(callName).join(', ')} is still running: Safe resume waits for it to end,
+                      then continues.
+                    </p>
+                  ) : null}
                   {resumeState.status === 'parked' ? <ParkReasons park={resumeState.park} /> : null}
+                  {resumeState.status === 'parked' && resumeState.park.openToolOperations !== undefined ? (
+                    <OpenOperations
+                      ops={resumeState.park.openToolOperations}
+                      onResolve={resolveCall === undefined ? null : setResolving}
+                    />
+                  ) : null}
                 </section>
               ) : null}
+              {resolving === null ? null : (
+                <ResolveDialog
+                  key={resolving.operationId}
+                  op={resolving}
+                  busy={recording}
+                  onConfirm={(verdict, output) => void confirmResolve(resolving, verdict, output)}
+                  onCancel={() => setResolving(null)}
+                />
+              )}
               {view !== null && view.omitted > 0 ? (
                 <p className="meta">{view.omitted} earlier rows not shown.</p>
               ) : null}

@@ -3,7 +3,14 @@
  * over `POST /api/invoke/<channel>` and a server-sent event stream. The per-run token comes from
  * the URL `maka ui` printed; the server refuses any request without it.
  */
-import { Channels, type HostErrorBody, type HostInfo, type HostMessage, type MakaApi } from '../hostContract/api.js'
+import {
+  Channels,
+  type HostErrorBody,
+  type HostInfo,
+  type HostMessage,
+  type MakaApi,
+  type ResumeProgress,
+} from '../hostContract/api.js'
 
 /**
  * A refusal from the host, with its stable code.
@@ -47,10 +54,14 @@ export const connectHttp = async (location: Pick<Location, 'search'>): Promise<M
   const call = invoker(token)
   const info = await call<HostInfo>(Channels.info)
   const listeners = new Set<(message: HostMessage) => void>()
+  const progressListeners = new Set<(progress: ResumeProgress) => void>()
   const stream = new EventSource(`/api/events?token=${encodeURIComponent(token)}`)
+  // One event stream carries both: a resume's progress goes to its own listeners, as Electron's
+  // separate channel does.
   stream.onmessage = (event: MessageEvent<string>) => {
     const message = JSON.parse(event.data) as HostMessage
-    for (const listener of listeners) listener(message)
+    if (message.type === 'resumeProgress') for (const listener of progressListeners) listener(message)
+    else for (const listener of listeners) listener(message)
   }
   const sessions: MakaApi['sessions'] = {
     list: () => call(Channels.list),
@@ -64,6 +75,13 @@ export const connectHttp = async (location: Pick<Location, 'search'>): Promise<M
           ...sessions,
           resumePlan: (sessionId) => call(Channels.resumePlan, sessionId),
           resumeLatest: (sessionId) => call(Channels.resumeLatest, sessionId),
+          // Only these four values cross: the host adds who asked.
+          resolveCall: (sessionId, operationId, verdict, output) =>
+            call(Channels.resolveCall, sessionId, operationId, verdict, ...(output === undefined ? [] : [output])),
+          onResumeProgress: (listener) => {
+            progressListeners.add(listener)
+            return () => progressListeners.delete(listener)
+          },
         }
       : sessions,
     permissions: { answer: (requestId, decision) => call(Channels.answerPermission, requestId, decision) },

@@ -5,7 +5,8 @@
  * server-sent events. Safety of the bridge: it binds 127.0.0.1 only; every API request carries the
  * per-run token (header `x-maka-token`, or `?token=` for the event stream); the `Host` header must
  * name this loopback origin (DNS rebinding) and an `Origin`, when sent, must be this origin
- * (cross-site requests). node:http is enough for two routes and static files.
+ * (cross-site requests). node:http is enough for two routes and static files. When the last page's
+ * event stream closes (its tab closed), the waits that pages asked for stop; nothing is written.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
@@ -32,6 +33,8 @@ export interface UiServerOptions {
   readonly port?: number
   /** Fixed only by tests; otherwise 32 random bytes per run. */
   readonly token?: string
+  /** Told when the last page closed and the waits pages asked for stopped (how many; only when some did). */
+  readonly onWaitsStopped?: (count: number) => void
 }
 
 /**
@@ -176,7 +179,10 @@ export const serveUi = async (options: UiServerOptions): Promise<UiServer> => {
     }
   }
 
+  // The pages connected now: when the last one goes (its tab closed), the waits pages asked for stop.
+  let pages = 0
   const events = (req: IncomingMessage, res: ServerResponse): void => {
+    pages += 1
     res.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-store',
@@ -186,7 +192,13 @@ export const serveUi = async (options: UiServerOptions): Promise<UiServer> => {
     const unsubscribe = options.messages.subscribe((message) => {
       res.write(`data: ${JSON.stringify(message)}\n\n`)
     })
-    req.on('close', unsubscribe)
+    req.on('close', () => {
+      unsubscribe()
+      pages -= 1
+      if (pages > 0) return
+      const stopped = options.services.stopWaiting()
+      if (stopped > 0) options.onWaitsStopped?.(stopped)
+    })
   }
 
   const server = createServer((req, res) => {

@@ -2,8 +2,11 @@
  * The IPC surface of the main process, against anything shaped like Electron's `ipcMain` (the real
  * one in `electron/main.ts`, a fake in tests, the HTTP bridge of `maka ui`). Every argument is
  * checked here: the renderer names a session, a prompt or a permission answer, never a fact the
- * planner relies on. `sessions:resumePlan` and `sessions:resumeLatest` exist only with the resume flag.
+ * planner relies on. `sessions:resumePlan`, `sessions:resumeLatest` and `sessions:resolveCall` exist
+ * only with the resume flag; `sessions:resolveCall` carries a session, an operation, a verdict and an
+ * optional output text, and the host adds who asked (`desktop` over Electron, `browser` over HTTP).
  */
+import { isOperatorVerdict } from '@maka/events'
 import { Channels, type HostInfo } from '../hostContract/api.js'
 import { HostInputError } from './HostInputError.js'
 import type { SessionServices } from './sessionServices.js'
@@ -16,9 +19,10 @@ export interface IpcMainLike {
   handle(channel: string, listener: (event: unknown, ...args: Array<unknown>) => unknown): void
 }
 
-const arity = (channel: string, args: ReadonlyArray<unknown>, count: number): void => {
-  if (args.length !== count) {
-    throw new HostInputError('bad_input', `${channel} takes ${count} argument${count === 1 ? '' : 's'}.`)
+const arity = (channel: string, args: ReadonlyArray<unknown>, count: number, optional = 0): void => {
+  if (args.length < count || args.length > count + optional) {
+    const told = optional === 0 ? `${count}` : `${count} to ${count + optional}`
+    throw new HostInputError('bad_input', `${channel} takes ${told} argument${count + optional === 1 ? '' : 's'}.`)
   }
 }
 
@@ -37,10 +41,10 @@ export const registerSessionIpc = (
   transport: HostInfo['transport'],
 ): ReadonlyArray<string> => {
   const channels: Array<string> = []
-  const on = (channel: string, count: number, run: (args: ReadonlyArray<unknown>) => unknown): void => {
+  const on = (channel: string, count: number, run: (args: ReadonlyArray<unknown>) => unknown, optional = 0): void => {
     channels.push(channel)
     ipc.handle(channel, (_event, ...args) => {
-      arity(channel, args, count)
+      arity(channel, args, count, optional)
       return run(args)
     })
   }
@@ -62,6 +66,22 @@ export const registerSessionIpc = (
   if (services.safeResume) {
     on(Channels.resumePlan, 1, ([sessionId]) => services.resumePlan(text(sessionId, 'The session id')))
     on(Channels.resumeLatest, 1, ([sessionId]) => services.resumeLatest(text(sessionId, 'The session id')))
+    on(
+      Channels.resolveCall,
+      3,
+      ([sessionId, operationId, verdict, output]) => {
+        if (!isOperatorVerdict(verdict)) throw new HostInputError('bad_input', 'Answer applied, not_applied or failed.')
+        return services.resolveCall(
+          text(sessionId, 'The session id'),
+          text(operationId, 'The operation id'),
+          verdict,
+          // JSON carries an absent output as null.
+          output === undefined || output === null ? undefined : text(output, 'The output'),
+          transport === 'electron' ? 'desktop' : 'browser',
+        )
+      },
+      1,
+    )
   }
   return channels
 }

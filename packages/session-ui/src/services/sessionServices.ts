@@ -9,10 +9,15 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import {
+  OPERATOR_VERDICTS,
+  OperatorVerdictMeanings,
   type RuntimeEvent,
   describeCode,
+  describeParkReason,
   isContinuationStartEvent,
+  isOperatorVerdict,
   isParkReason,
+  isResolvableParkReason,
   isSafeId,
   nextStepForPark,
 } from '@maka/events'
@@ -42,8 +47,11 @@ import {
 import { builtinTools } from '@maka/tools'
 import type {
   HostMessage,
+  OpenOperation,
   Parked,
+  ResolveCallResult,
   ResumeLatestResult,
+  ResumeOutcome,
   ResumePlanResult,
   SendResult,
   SessionListItem,
@@ -51,9 +59,19 @@ import type {
   Started,
   StartFailed,
   TranscriptItem,
+  Verdict,
+  WaitingOperation,
 } from '../hostContract/api.js'
 import { HostInputError } from './HostInputError.js'
+import { resolveCallResultOf, resolveThrough } from './resolveThrough.js'
 import { transcriptItemOf } from './transcript.js'
+
+// A plan's parts these services read (a whole plan or an outline).
+type PlanOf = Pick<
+  Extract<ContinuationResult, { readonly _tag: 'Parked' }>['plan'],
+  'disposition' | 'rejectionReasons' | 'openToolOperations'
+>
+type PlannedOperation = NonNullable<PlanOf['openToolOperations']>[number]
 
 /**
  * How the services are built.
@@ -80,6 +98,12 @@ export interface SessionServicesOptions {
   /** Which model and mode a continuation runs with; `providerFlags` over the recorded model when absent. */
   readonly resolveContinuationProvider?: ContinuationProviderResolver
   readonly env?: NodeJS.ProcessEnv
+  /**
+   * Whether runs write the tool journal (a run does only with the resume flag and a durable store):
+   * on unless `MAKA_RUNTIME_TOOL_JOURNAL=0` in `env`, as in the CLI. The journal is what lets a
+   * resume wait for a command still running and a person record a verdict (`resolveCall`).
+   */
+  readonly toolJournal?: boolean
   /** Where host messages go (the window's webContents, the SSE clients). */
   readonly emit: (message: HostMessage) => void
 }
@@ -92,6 +116,11 @@ export interface StartupReport {
   readonly recoveryActions: number
   readonly continued: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
   readonly notContinued: ReadonlyArray<{ readonly sessionId: string; readonly result: Parked | StartFailed }>
+  /**
+   * The sessions whose continuation waits in the background for a command still running; each
+   * joins `autoContinued()` (and is announced) if it starts once the command ends.
+   */
+  readonly waiting: ReadonlyArray<string>
 }
 
 /**
@@ -105,7 +134,25 @@ export interface SessionServices {
   send(sessionId: string, prompt: string): Promise<SendResult>
   /** What `resumeLatest` would do now (`maka resume plan`): recovers a run a dead process left open, starts nothing. */
   resumePlan(sessionId: string): Promise<ResumePlanResult>
+  /**
+   * Never waits: while the only reason to park is a command still running it answers `waiting`,
+   * waits in the background (no lock, nothing written), emits `resumeProgress` messages, and the
+   * last one carries how the resume ended.
+   */
   resumeLatest(sessionId: string): Promise<ResumeLatestResult>
+  /**
+   * Records a person's verdict on an open tool call through the runtime's `resolve`; `actor` is the
+   * host's own name (`desktop`, `browser`), never the renderer's word.
+   */
+  resolveCall(
+    sessionId: string,
+    operationId: string,
+    verdict: Verdict,
+    output: string | undefined,
+    actor: 'desktop' | 'browser',
+  ): Promise<ResolveCallResult>
+  /** Stops every wait a window asked for (its last page closed): nothing is written. How many stopped. */
+  stopWaiting(): number
   answerPermission(requestId: string, decision: 'allow' | 'deny'): boolean
   /** The recovery pass over the whole data dir, then (with the flag) every eligible continuation. */
   startup(): Promise<StartupReport>
@@ -113,7 +160,7 @@ export interface SessionServices {
   autoContinued(): ReadonlyArray<{ readonly sessionId: string; readonly runId: string }>
   /** Resolves when every run started so far has ended. */
   idle(): Promise<void>
-  /** Cancels the runs still going (the window closed): each ends `cancelled` durably. */
+  /** Stops every wait and cancels the runs still going (the window closed): each ends `cancelled` durably. */
   cancelAll(): Promise<void>
 }
 
@@ -146,15 +193,28 @@ const NO_DEFAULT_SCRIPTS: ScriptDefaults = { turn: [], continuation: [] }
 
 // The first reason's next step is the one that matters (decision 172); an execution rejection has
 // none of its own: the session changed after planning, and a new plan names the way on.
-const parked = (codes: ReadonlyArray<string>): Parked => {
+const parked = (codes: ReadonlyArray<string>, open: ReadonlyArray<OpenOperation> = []): Parked => {
   const first = codes[0]
   return {
     disposition: 'park',
     rejectionReasons: codes,
     messages: codes.map(describeCode),
     ...(first !== undefined && isParkReason(first) ? { nextStep: nextStepForPark(first) } : {}),
+    ...(open.length === 0 ? {} : { openToolOperations: open }),
   }
 }
+
+// A plan that parks only on commands still running: a resume would wait for them.
+const onlyStillRunning = (plan: PlanOf): boolean =>
+  plan.disposition === 'park' && plan.rejectionReasons.length === 1 && plan.rejectionReasons[0] === 'tool_still_running'
+
+const stillRunning = (plan: PlanOf): ReadonlyArray<WaitingOperation> =>
+  (plan.openToolOperations ?? [])
+    .filter((op) => op.reason === 'tool_still_running')
+    .map((op) => ({ operationId: op.operationId, toolCallId: op.toolCallId, toolName: op.toolName, elapsedMs: null }))
+
+const MAX_OUTPUT_BYTES = 64 * 1024
+const MAX_OPERATION_ID_CHARS = 512
 
 const listItemOf = (s: SessionSummary): SessionListItem => ({
   sessionId: s.sessionId,
@@ -214,6 +274,10 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   const turnChoice: ProviderChoice = options.choice ?? { kind: 'scripted', steps: null }
   const permissionMode = options.permissionMode ?? 'ask'
   const running = new Set<Promise<unknown>>()
+  const toolJournal = options.toolJournal ?? (options.env ?? process.env)['MAKA_RUNTIME_TOOL_JOURNAL'] !== '0'
+  // The waits of resumes a window asked for, and those of the start-up pass (stopped only at exit).
+  const windowWaits = new Set<AbortController>()
+  const startupWaits = new Set<AbortController>()
   const active = new Set<FileRuntime>()
   const questions = new Map<string, (decision: 'allow' | 'deny') => void>()
   let startupContinued: ReadonlyArray<{ readonly sessionId: string; readonly runId: string }> = []
@@ -230,6 +294,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
   ): FileRuntime =>
     makeFileRuntime({
       dataDir: options.dataDir,
+      toolJournal,
       tools: builtinTools(),
       providerFor: providerForRuns(setup.choice, NO_DEFAULT_SCRIPTS),
       // A continuation keeps the model its source run recorded; one that cannot be built here is
@@ -266,6 +331,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     })
   const reader = makeFileRuntime({
     dataDir: options.dataDir,
+    toolJournal,
     tools: builtinTools(),
     providerFor: () => {
       throw new Error('the reader runtime runs no model')
@@ -285,7 +351,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     isStart: (event: RuntimeEvent) => boolean,
     go: (runtime: FileRuntime['runtime']) => Promise<R>,
     outcome: (result: R) => Outcome,
-    early: (result: R) => Parked | StartFailed,
+    early: (result: R) => Parked | StartFailed | Promise<Parked | StartFailed>,
     setup?: { readonly choice: ProviderChoice; readonly permissionMode: PermissionMode },
   ): Promise<Started | Parked | StartFailed> =>
     new Promise((answer, fail) => {
@@ -303,7 +369,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         (result) => {
           active.delete(composed)
           if (started === null) {
-            answer(early(result))
+            Promise.resolve(early(result)).then(answer, fail)
             return
           }
           const ended = outcome(result)
@@ -348,32 +414,159 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     await reader.runtime.recover({ sessionIds: [sessionId] })
   }
 
+  // The args of the open calls, read from their call rows, for the person's preview only: the tool
+  // describes the call in one line, and neither the args nor the line is ever logged.
+  const previewsOf = async (
+    sessionId: string,
+    ops: ReadonlyArray<PlannedOperation>,
+  ): Promise<ReadonlyMap<string, string>> => {
+    const wanted = new Map<string, Set<string>>()
+    for (const op of ops) wanted.set(op.runId, (wanted.get(op.runId) ?? new Set()).add(op.toolCallId))
+    const argsOf = new Map<string, unknown>()
+    for (const [runId, ids] of wanted) {
+      await reader.stores.events.fold(sessionId, runId, (event) => {
+        const content = event.content
+        if (content?.kind === 'function_call' && ids.has(content.id)) argsOf.set(`${runId}/${content.id}`, content.args)
+      })()
+    }
+    const tools = builtinTools()
+    const previews = new Map<string, string>()
+    for (const op of ops) {
+      const key = `${op.runId}/${op.toolCallId}`
+      const tool = tools.find((t) => t.name === op.toolName)
+      if (tool?.describeCall === undefined || !argsOf.has(key)) continue
+      try {
+        const line = tool.describeCall(argsOf.get(key))
+        if (line !== undefined) previews.set(op.operationId, line)
+      } catch {
+        // A tool that cannot describe the call shows none.
+      }
+    }
+    return previews
+  }
+
+  const openOperationsOf = async (sessionId: string, plan: PlanOf): Promise<ReadonlyArray<OpenOperation>> => {
+    const ops = plan.openToolOperations ?? []
+    if (ops.length === 0) return []
+    const previews = await previewsOf(sessionId, ops)
+    return ops.map((op): OpenOperation => {
+      const preview = previews.get(op.operationId)
+      return {
+        operationId: op.operationId,
+        toolCallId: op.toolCallId,
+        toolName: op.toolName,
+        status: op.status,
+        recoveryMode: op.recoveryMode,
+        reason: op.reason,
+        reasonText: op.reason === null ? null : describeParkReason(op.reason),
+        ...(preview === undefined ? {} : { preview }),
+        ...(isResolvableParkReason(op.reason)
+          ? { verdicts: OPERATOR_VERDICTS.map((verdict) => ({ verdict, meaning: OperatorVerdictMeanings[verdict] })) }
+          : {}),
+      }
+    })
+  }
+
+  const parkedPlan = async (sessionId: string, plan: PlanOf): Promise<Parked> =>
+    parked(plan.rejectionReasons, await openOperationsOf(sessionId, plan))
+
   const resumePlan = async (sessionId: string): Promise<ResumePlanResult> => {
     await recovered(sessionId)
     const { plan } = await reader.runtime.planOutline({ sessionId })
-    return plan.disposition === 'continue' && plan.continuation !== undefined
-      ? { disposition: 'continue', sourceRunId: plan.continuation.sourceRunId }
-      : parked(plan.rejectionReasons)
+    if (plan.disposition === 'continue' && plan.continuation !== undefined) {
+      return { disposition: 'continue', sourceRunId: plan.continuation.sourceRunId }
+    }
+    if (onlyStillRunning(plan)) return { disposition: 'waiting', operations: stillRunning(plan) }
+    return parkedPlan(sessionId, plan)
   }
 
-  const resumeLatest = async (sessionId: string): Promise<ResumeLatestResult> => {
+  /**
+   * A resume that answers at once: started, parked, failed, or `waiting` while it waits for
+   * commands still running (then `settled` hears how it ended, after the last progress message).
+   */
+  const resumeLatest = async (
+    sessionId: string,
+    waits: Set<AbortController>,
+    settled?: (outcome: ResumeOutcome) => void,
+  ): Promise<ResumeLatestResult> => {
     await recovered(sessionId)
-    return start(
-      sessionId,
-      'continuation',
-      isContinuationStartEvent,
-      (runtime) => runtime.resume({ sessionId }),
-      outcomeOfContinuation,
-      (result): Parked | StartFailed =>
-        result._tag === 'Parked'
-          ? parked(result.plan.rejectionReasons)
-          : result._tag === 'Rejected'
-            ? parked(result.codes)
-            : {
-                disposition: 'failed',
-                message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
+    const wait = new AbortController()
+    waits.add(wait)
+    return new Promise<ResumeLatestResult>((answer, fail) => {
+      let waiting = false
+      const ended = (outcome: ResumeOutcome) => {
+        waits.delete(wait)
+        if (waiting) emit({ type: 'resumeProgress', sessionId, operations: [], result: outcome })
+        else answer(outcome)
+        settled?.(outcome)
+      }
+      start(
+        sessionId,
+        'continuation',
+        isContinuationStartEvent,
+        (runtime) =>
+          runtime.resume(
+            { sessionId, wait: { signal: wait.signal } },
+            {
+              onWaiting: (operations) => {
+                // Identities and times only: never a command or its args.
+                const shown = operations.map((op) => ({
+                  operationId: op.operationId,
+                  toolCallId: op.toolCallId,
+                  toolName: op.toolName,
+                  elapsedMs: op.elapsedMs,
+                }))
+                if (!waiting) {
+                  waiting = true
+                  answer({ disposition: 'waiting', operations: shown })
+                } else emit({ type: 'resumeProgress', sessionId, operations: shown })
               },
-    )
+            },
+          ),
+        outcomeOfContinuation,
+        async (result): Promise<Parked | StartFailed> =>
+          result._tag === 'Parked'
+            ? parkedPlan(sessionId, result.plan)
+            : result._tag === 'Rejected'
+              ? parked(result.codes)
+              : {
+                  disposition: 'failed',
+                  message: outcomeOfContinuation(result).message ?? 'The continuation did not start.',
+                },
+      ).then(ended, (error: unknown) => {
+        waits.delete(wait)
+        if (!waiting) fail(error instanceof Error ? error : new Error(String(error)))
+        else ended({ disposition: 'failed', message: error instanceof Error ? error.message : String(error) })
+      })
+    })
+  }
+
+  const resolveCall = async (
+    id: string,
+    operationId: string,
+    verdict: Verdict,
+    output: string | undefined,
+    actor: 'desktop' | 'browser',
+  ): Promise<ResolveCallResult> => {
+    const sessionId = requireSessionId(id)
+    if (typeof operationId !== 'string' || operationId === '' || operationId.length > MAX_OPERATION_ID_CHARS) {
+      throw new HostInputError('bad_input', 'An operation id is text of 1 to 512 characters.')
+    }
+    if (!isOperatorVerdict(verdict))
+      throw new HostInputError('bad_input', 'The verdict is applied, not_applied or failed.')
+    if (output !== undefined && (typeof output !== 'string' || Buffer.byteLength(output, 'utf8') > MAX_OUTPUT_BYTES)) {
+      throw new HostInputError('bad_input', 'The output is text of at most 64 KiB.')
+    }
+    await readSession(sessionId)
+    const composed = runtimeFor(() => undefined)
+    const result = await resolveThrough(composed.runtime, {
+      sessionId,
+      target: { operationId },
+      verdict,
+      ...(output === undefined || output === '' ? {} : { output }),
+      actor,
+    })
+    return resolveCallResultOf(result)
   }
 
   return {
@@ -439,7 +632,22 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
     },
     resumeLatest: (id) => {
       if (!options.safeResume) return Promise.resolve(parked(['resume_feature_disabled']))
-      return resumeLatest(requireSessionId(id))
+      return resumeLatest(requireSessionId(id), windowWaits)
+    },
+    resolveCall: (id, operationId, verdict, output, actor) => {
+      if (!options.safeResume) {
+        return Promise.resolve({
+          disposition: 'refused',
+          codes: ['resume_feature_disabled'],
+          messages: [describeCode('resume_feature_disabled')],
+        })
+      }
+      return resolveCall(id, operationId, verdict, output, actor)
+    },
+    stopWaiting: () => {
+      const stopped = [...windowWaits].filter((wait) => !wait.signal.aborted)
+      for (const wait of stopped) wait.abort()
+      return stopped.length
     },
     answerPermission: (requestId, decision) => {
       const answer = questions.get(requestId)
@@ -453,6 +661,7 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
       const continued: Array<{ sessionId: string; runId: string }> = []
       startupContinued = continued
       const notContinued: Array<{ sessionId: string; result: Parked | StartFailed }> = []
+      const waiting: Array<string> = []
       if (options.safeResume) {
         const summaries = await listSessionSummaries(reader.stores, ownerLiveness)
         // A session a live process owns is never `interrupted` (its run may simply be running), so it is
@@ -467,13 +676,21 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
         // neither instance may leave a session both saw held (liveness; the claim keeps a boundary
         // from being continued twice whoever tries).
         const again: Array<string> = []
-        const attempt = async (sessionId: string, last: boolean) => {
-          const result = await resumeLatest(sessionId)
+        const told = (sessionId: string, result: ResumeOutcome) => {
           if (result.disposition === 'started') {
             continued.push({ sessionId, runId: result.runId })
             emit({ type: 'autoContinued', sessionId, runId: result.runId })
-          } else if (!last && leftForARace(result)) again.push(sessionId)
-          else notContinued.push({ sessionId, result })
+          } else notContinued.push({ sessionId, result })
+        }
+        const attempt = async (sessionId: string, last: boolean) => {
+          // A session whose command still runs waits in the background, each on its own: start-up
+          // goes on, and the window is never held by it.
+          const result = await resumeLatest(sessionId, startupWaits, (outcome) => {
+            if (waiting.includes(sessionId)) told(sessionId, outcome)
+          })
+          if (result.disposition === 'waiting') waiting.push(sessionId)
+          else if (result.disposition !== 'started' && !last && leftForARace(result)) again.push(sessionId)
+          else told(sessionId, result)
         }
         for (const summary of candidates) {
           if (summary.ownerAlive) again.push(summary.sessionId)
@@ -495,13 +712,14 @@ export const makeSessionServices = (options: SessionServicesOptions): SessionSer
           }
         }
       }
-      return { recoveryActions: actions.length, continued, notContinued }
+      return { recoveryActions: actions.length, continued, notContinued, waiting }
     },
     autoContinued: () => [...startupContinued],
     idle: async () => {
       while (running.size > 0) await Promise.allSettled([...running])
     },
     cancelAll: async () => {
+      for (const wait of [...windowWaits, ...startupWaits]) wait.abort()
       for (const composed of active) composed.runtime.cancel()
       while (running.size > 0) await Promise.allSettled([...running])
     },
