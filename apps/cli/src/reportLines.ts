@@ -86,7 +86,7 @@ export const resolveStepLines = (
       (call) =>
         `  maka resolve ${sessionId} --call ${call.toolCallId} --as applied|not_applied|failed${call.toolName === null ? '' : `   # ${call.toolName}`}`,
     ),
-    `  maka resume ${sessionId}`,
+    `  maka resume --session ${sessionId}`,
   ]
 }
 

@@ -61,7 +61,7 @@ describe('maka resolve', { timeout: 180_000 }, () => {
     const resolveLine = plan.stdout.split('\n').find((line) => line.includes('maka resolve') && line.includes('--call'))
     expect(resolveLine).toMatch(/maka resolve resolve-e2e --call (\S+) --as applied\|not_applied\|failed/)
     const callId = /--call (\S+)/.exec(resolveLine ?? '')?.[1] ?? ''
-    expect(plan.stdout).toContain(`maka resume ${SESSION}`)
+    expect(plan.stdout).toContain(`maka resume --session ${SESSION}`)
 
     const before = await hashTree(dataDir)
     const base = ['resolve', SESSION, '--data-dir', dataDir]

@@ -69,7 +69,7 @@ const resultLines = (result: ResolveResult, sessionId: string): ReadonlyArray<st
       return [
         `${style.green('recorded')} — call ${result.toolCallId} (operation ${result.operationId}) of session ${sessionId}: ${result.verdict}, ${VerdictMeanings[result.verdict]}.`,
         `adjudication run ${result.targetRunId} of source run ${result.sourceRunId}; nothing was run.`,
-        `next: maka resume ${sessionId}`,
+        `next: maka resume --session ${sessionId}`,
       ]
     case 'Refused': {
       const lines = [
