@@ -123,7 +123,12 @@ export interface McpConfigError {
  * Builds an error; `detail` says what the key must be (it never quotes a value).
  * @category constructors
  */
-export const mcpConfigError = (code: McpConfigErrorCode, file: string, key: string, detail: string): McpConfigError => ({
+export const mcpConfigError = (
+  code: McpConfigErrorCode,
+  file: string,
+  key: string,
+  detail: string,
+): McpConfigError => ({
   _tag: 'McpConfigError',
   code,
   file,
@@ -145,7 +150,8 @@ const HTTP_KEYS = [...COMMON_KEYS, 'url', 'headers']
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === 'object' && u !== null && !Array.isArray(u)
 
-const keyOf = (parent: string, name: string): string => (/^[A-Za-z0-9_-]+$/.test(name) ? `${parent}.${name}` : `${parent}[${JSON.stringify(name)}]`)
+const keyOf = (parent: string, name: string): string =>
+  /^[A-Za-z0-9_-]+$/.test(name) ? `${parent}.${name}` : `${parent}[${JSON.stringify(name)}]`
 
 const VARIABLE = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
@@ -179,9 +185,16 @@ const variableValues = (value: string, env: Readonly<Record<string, string | und
 
 type Parsed<A> = E.Either<McpConfigError, A>
 
-const expandedString = (file: string, key: string, raw: unknown, env: Readonly<Record<string, string | undefined>>): Parsed<string> => {
+const expandedString = (
+  file: string,
+  key: string,
+  raw: unknown,
+  env: Readonly<Record<string, string | undefined>>,
+): Parsed<string> => {
   if (typeof raw !== 'string') return E.left(mcpConfigError('mcp_config_invalid', file, key, 'a string'))
-  return E.mapLeft((name: string) => mcpConfigError('mcp_config_variable_unset', file, key, `\${${name}}`))(expandVariables(raw, env))
+  return E.mapLeft((name: string) => mcpConfigError('mcp_config_variable_unset', file, key, `\${${name}}`))(
+    expandVariables(raw, env),
+  )
 }
 
 const stringMap = (
@@ -218,7 +231,12 @@ const unknownKey = (file: string, key: string, entry: Record<string, unknown>, a
   const extra = Object.keys(entry).find((k) => !allowed.includes(k))
   return extra === undefined
     ? null
-    : mcpConfigError('mcp_config_invalid', file, keyOf(key, extra), `not a key of this kind of server (${allowed.join(', ')})`)
+    : mcpConfigError(
+        'mcp_config_invalid',
+        file,
+        keyOf(key, extra),
+        `not a key of this kind of server (${allowed.join(', ')})`,
+      )
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1'])
@@ -247,7 +265,12 @@ const serverOf = (
   const key = keyOf('mcpServers', name)
   if (!SERVER_NAME.test(name) || name.length > 40) {
     return E.left(
-      mcpConfigError('mcp_config_invalid', file, key, 'a server name of letters, digits, "-" and single "_", at most 40'),
+      mcpConfigError(
+        'mcp_config_invalid',
+        file,
+        key,
+        'a server name of letters, digits, "-" and single "_", at most 40',
+      ),
     )
   }
   if (!isRecord(raw)) return E.left(mcpConfigError('mcp_config_invalid', file, key, 'an object'))
@@ -268,7 +291,8 @@ const serverOf = (
       return E.left(mcpConfigError('mcp_config_invalid', file, `${key}.command`, 'a non-empty string'))
     }
     const rawArgs = raw['args'] ?? []
-    if (!Array.isArray(rawArgs)) return E.left(mcpConfigError('mcp_config_invalid', file, `${key}.args`, 'an array of strings'))
+    if (!Array.isArray(rawArgs))
+      return E.left(mcpConfigError('mcp_config_invalid', file, `${key}.args`, 'an array of strings'))
     const args: Array<string> = []
     const substituted: Array<string> = []
     for (const [index, arg] of rawArgs.entries()) {
@@ -302,7 +326,12 @@ const serverOf = (
     const url = raw['url']
     if (typeof url !== 'string' || !isLoopbackUrl(url)) {
       return E.left(
-        mcpConfigError('mcp_config_invalid', file, `${key}.url`, 'an http:// URL on a loopback address (127.0.0.1, ::1, localhost)'),
+        mcpConfigError(
+          'mcp_config_invalid',
+          file,
+          `${key}.url`,
+          'an http:// URL on a loopback address (127.0.0.1, ::1, localhost)',
+        ),
       )
     }
     const headers = stringMap(file, `${key}.headers`, raw['headers'], env)
@@ -339,7 +368,8 @@ export const parseMcpConfigFile = (
   }
   if (!isRecord(json)) return E.left(mcpConfigError('mcp_config_invalid', file, '', 'a JSON object with "mcpServers"'))
   const servers = json['mcpServers']
-  if (!isRecord(servers)) return E.left(mcpConfigError('mcp_config_invalid', file, 'mcpServers', 'an object of server entries'))
+  if (!isRecord(servers))
+    return E.left(mcpConfigError('mcp_config_invalid', file, 'mcpServers', 'an object of server entries'))
   const out: Array<McpServerConfig> = []
   for (const [name, entry] of Object.entries(servers)) {
     const parsed = serverOf(file, name, entry, env)

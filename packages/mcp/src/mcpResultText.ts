@@ -8,7 +8,8 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === 'obj
 
 const str = (u: unknown): string => (typeof u === 'string' ? u : '')
 
-const base64Bytes = (data: string): number => Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0)
+const base64Bytes = (data: string): number =>
+  Math.floor((data.length * 3) / 4) - (data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0)
 
 const partText = (part: unknown): string => {
   if (!isRecord(part)) return ''
@@ -30,23 +31,33 @@ const partText = (part: unknown): string => {
   }
 }
 
+// The text parts already say what the structured content holds: they are its JSON, or it is an
+// object of strings each of which a text part holds (servers that put their text under a key).
+const mirrors = (parts: ReadonlyArray<string>, structured: unknown): boolean => {
+  const json = JSON.stringify(structured)
+  const isJson = (part: string) => {
+    try {
+      return JSON.stringify(JSON.parse(part)) === json
+    } catch {
+      return false
+    }
+  }
+  if (parts.some(isJson)) return true
+  if (!isRecord(structured)) return false
+  const values = Object.values(structured)
+  const text = parts.join('\n')
+  return values.length > 0 && values.every((v) => typeof v === 'string' && text.includes(v))
+}
+
 /**
  * The text of a `CallToolResult`: every content part on its own line, then the structured content as
- * JSON unless a text part already says exactly that.
+ * JSON unless the text parts already say it.
  * @category constructors
  */
 export const mcpResultText = (result: { readonly content?: unknown; readonly structuredContent?: unknown }): string => {
   const parts = Array.isArray(result.content) ? result.content.map(partText) : []
-  if (result.structuredContent !== undefined) {
-    const json = JSON.stringify(result.structuredContent)
-    const mirrored = parts.some((part) => {
-      try {
-        return JSON.stringify(JSON.parse(part)) === json
-      } catch {
-        return false
-      }
-    })
-    if (!mirrored) parts.push(json)
+  if (result.structuredContent !== undefined && !mirrors(parts, result.structuredContent)) {
+    parts.push(JSON.stringify(result.structuredContent))
   }
   return parts.join('\n')
 }

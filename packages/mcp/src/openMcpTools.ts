@@ -107,13 +107,17 @@ const redactor = (server: McpServerConfig): ((text: string) => string) => {
   const secrets = [...new Set(server.secretValues.filter((v) => v.length >= SECRET_MIN_LENGTH))].sort(
     (a, b) => b.length - a.length,
   )
-  return secrets.length === 0 ? (text) => text : (text) => secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text)
+  return secrets.length === 0
+    ? (text) => text
+    : (text) => secrets.reduce((t, secret) => t.split(secret).join('[redacted]'), text)
 }
 
 const cut = (text: string): string => (text.length > MESSAGE_LIMIT ? `${text.slice(0, MESSAGE_LIMIT)}…` : text)
 
 const codeOf = (cause: unknown): string | undefined =>
-  typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string' ? cause.code : undefined
+  typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string'
+    ? cause.code
+    : undefined
 
 // A line on stdout that is not JSON, or JSON that is not JSON-RPC.
 const isGarbage = (error: unknown): boolean =>
@@ -141,7 +145,13 @@ const startFailure = (cause: unknown, timeoutMs: number, server: McpServerConfig
   return `it did not start as an MCP server (${cause instanceof Error ? cut(cause.message) : 'unknown'})`
 }
 
-const callFailure = (server: string, cause: unknown, timeoutMs: number, connection: Connection, signal?: AbortSignal): string => {
+const callFailure = (
+  server: string,
+  cause: unknown,
+  timeoutMs: number,
+  connection: Connection,
+  signal?: AbortSignal,
+): string => {
   if (signal?.aborted === true) return `The call to MCP server "${server}" was cancelled.`
   if (connection.broken !== null) return `The MCP server "${server}" ${connection.broken}; the call has no result.`
   if (cause instanceof McpError) {
@@ -223,11 +233,16 @@ const toolOf = (
     if (connection.broken !== null) {
       return { result: `The MCP server "${server.name}" ${connection.broken}; the tool did not run.`, isError: true }
     }
-    if (context.signal?.aborted === true) return { result: `${entry.toolName} was cancelled before it started.`, isError: true }
+    if (context.signal?.aborted === true)
+      return { result: `${entry.toolName} was cancelled before it started.`, isError: true }
     const key = entry.recoveryMode === 'idempotent' ? context.idempotencyKey : undefined
     try {
       const result = await connection.client.callTool(
-        { name: listed.name, arguments: params, ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_META_KEY]: key } }) },
+        {
+          name: listed.name,
+          arguments: params,
+          ...(key === undefined ? {} : { _meta: { [IDEMPOTENCY_META_KEY]: key } }),
+        },
         undefined,
         { timeout: callTimeoutMs, ...(context.signal === undefined ? {} : { signal: context.signal }) },
       )
@@ -239,12 +254,19 @@ const toolOf = (
           : mcpResultText(answer)
       return { result: redact(text), isError: answer.isError === true }
     } catch (cause) {
-      return { result: redact(callFailure(server.name, cause, callTimeoutMs, connection, context.signal)), isError: true }
+      return {
+        result: redact(callFailure(server.name, cause, callTimeoutMs, connection, context.signal)),
+        isError: true,
+      }
     }
   },
 })
 
-type Opened = { readonly status: McpServerStatus; readonly tools: ReadonlyArray<Tool>; readonly close: () => Promise<void> }
+type Opened = {
+  readonly status: McpServerStatus
+  readonly tools: ReadonlyArray<Tool>
+  readonly close: () => Promise<void>
+}
 
 const openOne = async (server: McpServerConfig, options: McpOpenOptions): Promise<Opened> => {
   const startTimeoutMs = options.startTimeoutMs ?? MCP_START_TIMEOUT_MS
@@ -276,7 +298,10 @@ const openOne = async (server: McpServerConfig, options: McpOpenOptions): Promis
     for (const tool of listed) {
       const toolName = `mcp__${server.name}__${tool.name}`
       if (!TOOL_NAME.test(tool.name) || toolName.length > MAX_TOOL_NAME) {
-        skipped.push({ name: tool.name, reason: `its name cannot be a tool name (letters, digits, "_", "-"; ${MAX_TOOL_NAME} in all)` })
+        skipped.push({
+          name: tool.name,
+          reason: `its name cannot be a tool name (letters, digits, "_", "-"; ${MAX_TOOL_NAME} in all)`,
+        })
         continue
       }
       if (seen.has(toolName)) {
@@ -300,9 +325,15 @@ const openOne = async (server: McpServerConfig, options: McpOpenOptions): Promis
   } catch (cause) {
     await close()
     const reason = redact(
-      isBrokenByGarbage(connection) ? 'its stdout held something that is not MCP' : startFailure(cause, startTimeoutMs, server),
+      isBrokenByGarbage(connection)
+        ? 'its stdout held something that is not MCP'
+        : startFailure(cause, startTimeoutMs, server),
     )
-    return { status: { ...base, state: 'failed', reason, tools: [], skippedTools: [] }, tools: [], close: async () => undefined }
+    return {
+      status: { ...base, state: 'failed', reason, tools: [], skippedTools: [] },
+      tools: [],
+      close: async () => undefined,
+    }
   }
 }
 
