@@ -108,7 +108,7 @@ export const openCommandMcp = async (choice: CommandMcpChoice): Promise<CommandM
     unavailableToolServers: down,
     servers: opened.servers,
     files: config.right.files,
-    close: opened.close,
+    close: () => opened.close(),
   }
 }
 

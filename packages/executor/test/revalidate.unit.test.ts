@@ -282,7 +282,11 @@ describe('revalidate', () => {
         current: { mcp__fs__read_file: { ...entry, digest: `sha256:${'b'.repeat(64)}` } },
         expected: ['tool_catalog_changed'],
       },
-      { change: 'the server', current: { mcp__fs__read_file: { ...entry, server: 'other' } }, expected: ['tool_catalog_changed'] },
+      {
+        change: 'the server',
+        current: { mcp__fs__read_file: { ...entry, server: 'other' } },
+        expected: ['tool_catalog_changed'],
+      },
       { change: 'the tool is gone', current: {}, expected: ['tool_catalog_changed'] },
     ])('compares each tool’s server and digest (changed: $change)', ({ current, expected }) => {
       expect(revalidate(withCatalog, withFacts({ toolCatalog: current }))).toEqual(expected)

@@ -153,7 +153,9 @@ const callFailure = (
   signal?: AbortSignal,
 ): string => {
   if (signal?.aborted === true) return `The call to MCP server "${server}" was cancelled.`
-  if (connection.broken !== null) return `The MCP server "${server}" ${connection.broken}; the call has no result.`
+  // A line of garbage closes the connection, so its rejection reads as a closed connection: say why.
+  if (isBrokenByGarbage(connection))
+    return `The MCP server "${server}" ${connection.broken ?? ''}; the call has no result.`
   if (cause instanceof McpError) {
     switch (cause.code) {
       case Number(ErrorCode.RequestTimeout):
@@ -332,7 +334,7 @@ const openOne = async (server: McpServerConfig, options: McpOpenOptions): Promis
     return {
       status: { ...base, state: 'failed', reason, tools: [], skippedTools: [] },
       tools: [],
-      close: async () => undefined,
+      close: () => Promise.resolve(),
     }
   }
 }

@@ -36,10 +36,16 @@ const openRun = (mode: 'replay_safe' | 'never_auto_retry') => {
   return [user, call, l.dispatch(call, mode), l.terminal()]
 }
 
-const mcpFacts = (catalog: HostFacts['toolCatalog'], extra: Partial<HostFacts> = {}): Partial<HostFacts> => ({
+const mcpFacts = (
+  catalog: NonNullable<HostFacts['toolCatalog']>,
+  extra: Partial<HostFacts> = {},
+): Partial<HostFacts> => ({
   ...journalFacts,
-  availableToolNames: [...(journalFacts.availableToolNames ?? []), ...Object.keys(catalog ?? {})],
-  toolRecoveryModes: { ...journalFacts.toolRecoveryModes, ...Object.fromEntries(Object.keys(catalog ?? {}).map((n) => [n, 'replay_safe'])) },
+  availableToolNames: [...(journalFacts.availableToolNames ?? []), ...Object.keys(catalog)],
+  toolRecoveryModes: {
+    ...journalFacts.toolRecoveryModes,
+    ...Object.fromEntries(Object.keys(catalog).map((n) => [n, 'replay_safe' as const])),
+  },
   toolCatalog: catalog,
   ...extra,
 })
@@ -99,12 +105,19 @@ describe('the catalog gate over server tools', () => {
 
     it("gives the server's reason when the server did not start", () => {
       givenLedger(answeredRun({ server: 'fs', digest: DIGEST }))
-        .whenPlanning(mcpFacts({}, { unavailableToolServers: [{ server: 'fs', reason: 'it did not answer within 5 ms' }] }))
+        .whenPlanning(
+          mcpFacts({}, { unavailableToolServers: [{ server: 'fs', reason: 'it did not answer within 5 ms' }] }),
+        )
         .thenParks(['tool_catalog_mismatch'])
         .thenDetail('tool_catalog_mismatch', {
           missingToolNames: [TOOL],
           serverTools: [
-            { toolName: TOOL, server: 'fs', change: 'server_unavailable', serverReason: 'it did not answer within 5 ms' },
+            {
+              toolName: TOOL,
+              server: 'fs',
+              change: 'server_unavailable',
+              serverReason: 'it did not answer within 5 ms',
+            },
           ],
         })
     })
@@ -130,7 +143,10 @@ describe('the catalog gate over server tools', () => {
 
   it('parks a dispatched never_auto_retry call as tool_outcome_unknown when its tool is declared as it was', () => {
     givenLedger(openRun('never_auto_retry'))
-      .whenPlanning({ ...mcpFacts({ [TOOL]: { server: 'fs', digest: DIGEST } }), toolRecoveryModes: { [TOOL]: 'never_auto_retry' } })
+      .whenPlanning({
+        ...mcpFacts({ [TOOL]: { server: 'fs', digest: DIGEST } }),
+        toolRecoveryModes: { [TOOL]: 'never_auto_retry' },
+      })
       .thenParks(['tool_outcome_unknown'])
   })
 })
