@@ -140,8 +140,11 @@ export const mcpConfigError = (
 // constructors
 // -------------------------------------------------------------------------------------
 
-/** A server's name becomes part of each tool name (`mcp__<server>__<tool>`), so it is kept simple. */
-export const SERVER_NAME = /^[A-Za-z0-9-]+(_[A-Za-z0-9-]+)*$/
+/**
+ * A server's name: anything a person would type, without spaces or control characters. In a tool
+ * name (`mcp__<server>__<tool>`) every character but letters, digits, `_` and `-` becomes `_`.
+ */
+export const SERVER_NAME = /^[^\s\u0000-\u001f\u007f]{1,64}$/
 
 const MODES: ReadonlyArray<McpRecoveryMode> = ['replay_safe', 'idempotent', 'never_auto_retry']
 const COMMON_KEYS = ['type', 'recovery', 'description', 'disabled']

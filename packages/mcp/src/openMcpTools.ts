@@ -95,8 +95,9 @@ export interface McpOpenOptions {
 // internals
 // -------------------------------------------------------------------------------------
 
-const TOOL_NAME = /^[A-Za-z0-9_-]+$/
 const MAX_TOOL_NAME = 64
+// What a provider accepts in a tool name: the rest becomes `_` (the call still uses the server's name).
+const toolNamePart = (name: string): string => name.replace(/[^A-Za-z0-9_-]/g, '_')
 const MESSAGE_LIMIT = 300
 
 // Shorter values are left alone: redacting "1" or "on" would garble every result.
@@ -298,16 +299,16 @@ const openOne = async (server: McpServerConfig, options: McpOpenOptions): Promis
     const skipped: Array<{ name: string; reason: string }> = []
     const seen = new Set<string>()
     for (const tool of listed) {
-      const toolName = `mcp__${server.name}__${tool.name}`
-      if (!TOOL_NAME.test(tool.name) || toolName.length > MAX_TOOL_NAME) {
+      const toolName = `mcp__${toolNamePart(server.name)}__${toolNamePart(tool.name)}`
+      if (tool.name === '' || toolName.length > MAX_TOOL_NAME) {
         skipped.push({
           name: tool.name,
-          reason: `its name cannot be a tool name (letters, digits, "_", "-"; ${MAX_TOOL_NAME} in all)`,
+          reason: `mcp__<server>__<tool> would be longer than ${MAX_TOOL_NAME} characters`,
         })
         continue
       }
       if (seen.has(toolName)) {
-        skipped.push({ name: tool.name, reason: 'the server lists it twice' })
+        skipped.push({ name: tool.name, reason: `another tool of the server is named ${toolName} too` })
         continue
       }
       seen.add(toolName)

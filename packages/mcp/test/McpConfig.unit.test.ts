@@ -97,7 +97,6 @@ describe('parseMcpConfigFile', () => {
         code: 'mcp_config_invalid',
         key: 'mcpServers.fs.colour',
       },
-      { value: { mcpServers: { a__b: { command: 'x' } } }, code: 'mcp_config_invalid', key: 'mcpServers.a__b' },
       { value: { mcpServers: { 'a b': { command: 'x' } } }, code: 'mcp_config_invalid', key: 'mcpServers["a b"]' },
       {
         value: { mcpServers: { fs: { command: 'x', recovery: { w: 'reconcile' } } } },

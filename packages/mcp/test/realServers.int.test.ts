@@ -321,6 +321,16 @@ describe('openMcpTools', () => {
     })
   })
 
+  describe('when a server name has characters a tool name cannot have', () => {
+    it('puts "_" in their place in the tool name and keeps the server name in the source', async () => {
+      const dir = await scratchDir()
+      const mcp = await open({ 'toy.local': { command: node, args: [TOY_SERVER] } }, { cwd: dir })
+      const lookup = toolOf(mcp, 'mcp__toy_local__lookup')
+      expect(lookup.source?.server).toBe('toy.local')
+      expect(await lookup.run({ key: 'k' }, contextFor(dir))).toEqual({ result: 'value of k', isError: false })
+    })
+  })
+
   describe('when the variant of a server changes a schema', () => {
     it('gives the tool another digest, and an unchanged tool the same one', async () => {
       const dir = await scratchDir()
