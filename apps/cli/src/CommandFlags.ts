@@ -142,8 +142,6 @@ export interface ResumePlanFlags {
   readonly session?: string
   /** `--mcp-config FILE`. */
   readonly mcpConfig?: string
-  /** `--timeout MS`: an MCP server's start and call limit. */
-  readonly timeout?: string
   readonly run?: string
   readonly json?: boolean
   readonly recover: boolean
@@ -192,5 +190,4 @@ export interface McpListFlags {
   readonly json?: boolean
   readonly cwd?: string
   readonly mcpConfig?: string
-  readonly timeout?: string
 }

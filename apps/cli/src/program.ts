@@ -452,7 +452,6 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       '--mcp-config <file>',
       'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
     )
-    .option('--timeout <ms>', 'how long a server may take to start and list its tools')
     .addHelpText(
       'after',
       helpFooter(['0    listed (a server that did not start is listed with why)', EXIT_TEXT.badInput]),
@@ -507,7 +506,6 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       '--mcp-config <file>',
       'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
     )
-    .option('--timeout <ms>', 'how long an MCP server may take to start and list its tools')
     .addHelpText(
       'after',
       helpFooter([

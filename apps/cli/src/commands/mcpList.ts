@@ -25,7 +25,6 @@ export const mcpList = async (flags: McpListFlags, globals: GlobalFlags): Promis
     dataHome,
     cwd,
     ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
-    ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
     warn: false,
   })
   try {
