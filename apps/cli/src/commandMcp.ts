@@ -58,13 +58,13 @@ export interface CommandMcpChoice {
 }
 
 /**
- * `--timeout` as milliseconds, or undefined when not given; anything but a positive integer is bad input.
+ * `--timeout` (or the variable `name`) as milliseconds, or undefined when not given; anything but a
+ * positive integer is bad input.
  * @category constructors
  */
-export const mcpTimeoutOf = (timeout: string | undefined): number | undefined => {
+export const mcpTimeoutOf = (timeout: string | undefined, name = '--timeout'): number | undefined => {
   if (timeout === undefined) return undefined
-  if (!/^[1-9][0-9]{0,8}$/.test(timeout))
-    throw new BadInputError(`--timeout must be a positive number of milliseconds.`)
+  if (!/^[1-9][0-9]{0,8}$/.test(timeout)) throw new BadInputError(`${name} must be a positive number of milliseconds.`)
   return Number(timeout)
 }
 
@@ -91,8 +91,13 @@ export const openCommandMcp = async (choice: CommandMcpChoice): Promise<CommandM
     ...(choice.configFile === undefined ? {} : { extraFile: resolve(choice.configFile) }),
   })
   if (config._tag === 'Left') throw new BadInputError(config.left.message)
+  const startTimeoutMs = mcpTimeoutOf(
+    process.env['MAKA_MCP_START_TIMEOUT_MS'] || undefined,
+    'MAKA_MCP_START_TIMEOUT_MS',
+  )
   const opened = await openMcpTools(config.right, {
     cwd: choice.cwd ?? process.cwd(),
+    ...(startTimeoutMs === undefined ? {} : { startTimeoutMs }),
     ...(callTimeoutMs === undefined ? {} : { callTimeoutMs }),
   })
   const down = opened.servers.flatMap((s) =>

@@ -71,6 +71,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible (a profile may name another variable)',
     '  MAKA_PROFILE                         the provider profile of new sessions when no flag chooses one',
+    '  MAKA_MCP_START_TIMEOUT_MS            how long an MCP server may take to start and list its tools (default 60000)',
     '  MAKA_PROVIDER_MAX_ATTEMPTS           openai-compatible: tries of a model step that met a 429, a 5xx, a stall',
     '                                       or a dropped stream (default 5; 1 never tries again)',
     '  MAKA_PROVIDER_RETRY_BASE_MS          the first wait between those tries, doubling after (default 1000)',

@@ -26,7 +26,7 @@ import { type RecoveryHints, recoveryFromAnnotations } from './recoveryFromAnnot
 /** How long one tool call may take when the host sets no limit (`--timeout`). */
 export const MCP_CALL_TIMEOUT_MS = 60_000
 /** How long a server may take to start and list its tools when the host sets no limit. */
-export const MCP_START_TIMEOUT_MS = 30_000
+export const MCP_START_TIMEOUT_MS = 60_000
 /** The `_meta` key that carries an `idempotent` call's idempotency key. */
 export const IDEMPOTENCY_META_KEY = 'maka/idempotencyKey'
 

@@ -162,5 +162,7 @@ export const toolCatalogOf = (tools: ReadonlyArray<Tool> | ToolRegistry): Readon
     if (tool.source === undefined) byName.delete(tool.name)
     else byName.set(tool.name, { server: tool.source.server, digest: tool.source.digest })
   }
-  return Object.freeze(Object.fromEntries([...byName.keys()].sort(byCodeUnit).map((name) => [name, byName.get(name) as ToolSource])))
+  return Object.freeze(
+    Object.fromEntries([...byName.keys()].sort(byCodeUnit).map((name) => [name, byName.get(name) as ToolSource])),
+  )
 }
