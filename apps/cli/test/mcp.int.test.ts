@@ -226,7 +226,7 @@ describe('maka with MCP servers', () => {
       expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('count: 1 + 1\n')
     })
 
-    it('reissues an idempotent write with the same idempotency key', async () => {
+    it('reissues an idempotent write (idempotentHint) after the crash', async () => {
       const { root, dataDir, workspace } = await scratch()
       const hold = await heldConfig(root, workspace)
       const script = await scriptFile(root, 'write.json', [
@@ -382,6 +382,32 @@ describe('maka with MCP servers', () => {
       expect(result.stderr).not.toContain('toy-secret-4bd1')
       expect(result.stderr).not.toContain('toy server starting')
       expect(await everythingUnder(dataDir)).not.toContain('toy-secret-4bd1')
+    })
+  })
+
+  describe('when the person presses Ctrl+C during a call', () => {
+    it('sends MCP cancellation to the server and the run ends cancelled (exit 130)', async () => {
+      const { root, dataDir, workspace } = await scratch()
+      const log = join(root, 'toy.log')
+      await projectConfig(workspace, { toy: { command: 'node', args: [TOY_SERVER, '--log', log] } })
+      const script = await scriptFile(root, 'hang.json', [
+        { toolCall: { name: 'mcp__toy__hang', args: {} } },
+        { text: 'never reached' },
+      ])
+      const child = spawn(
+        node,
+        [CLI, 'run', '--data-dir', dataDir, '--session', 'mcp-cancel', '--yes', '--script', script, 'wait for it'],
+        { cwd: workspace, env: cliEnv(true), stdio: ['ignore', 'pipe', 'pipe'] },
+      )
+      const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)))
+      await waitFor('the call to reach the server', async () =>
+        (await readFile(log, 'utf8').catch(() => '')).includes('hang called'),
+      )
+      child.kill('SIGINT')
+      expect(await exited).toBe(130)
+      await waitFor('the cancellation', async () => (await readFile(log, 'utf8')).includes('hang cancelled'))
+      const rows = (await sessionRows(dataDir, 'mcp-cancel')) as ReadonlyArray<Row>
+      expect(responsesOf(rows, 'mcp__toy__hang')[0]?.content?.isError).toBe(true)
     })
   })
 
