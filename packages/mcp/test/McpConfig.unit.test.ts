@@ -71,6 +71,19 @@ describe('parseMcpConfigFile', () => {
     })
   })
 
+  describe('when a server name has dots, dashes or underscores', () => {
+    it('keeps it as it is written', () => {
+      const parsed = parse({ mcpServers: { 'github.com': { command: 'x' }, my_server__2: { command: 'y' } } })
+      expect(E.map((servers: ReadonlyArray<{ name: string }>) => servers.map((s) => s.name))(parsed)).toEqual(
+        E.right(['github.com', 'my_server__2']),
+      )
+    })
+
+    it('refuses one longer than 64 characters', () => {
+      expect(errorOf({ mcpServers: { ['s'.repeat(65)]: { command: 'x' } } }).code).toBe('mcp_config_invalid')
+    })
+  })
+
   describe('when a value is bad', () => {
     it.each([
       { value: 'not json', code: 'mcp_config_not_json', key: '' },
