@@ -345,7 +345,11 @@ describe('maka with MCP servers', () => {
     ])('gives the model an error result when it calls $tool, and the turn goes on', async ({ tool, sentence }) => {
       const { root, dataDir, workspace } = await scratch()
       await projectConfig(workspace, {
-        toy: { command: 'node', args: [TOY_SERVER], env: { TOY_SECRET: '${TOY_SECRET_VALUE}' } },
+        toy: {
+          command: 'node',
+          args: [TOY_SERVER, '--log', join(root, 'toy.log')],
+          env: { TOY_SECRET: '${TOY_SECRET_VALUE}' },
+        },
         fs: filesystemEntry,
       })
       const script = await scriptFile(root, 'bad.json', [
@@ -382,6 +386,16 @@ describe('maka with MCP servers', () => {
       expect(result.stderr).not.toContain('toy-secret-4bd1')
       expect(result.stderr).not.toContain('toy server starting')
       expect(await everythingUnder(dataDir)).not.toContain('toy-secret-4bd1')
+      // The command stopped the server when it ended.
+      const pid = Number(/^pid (\d+)$/m.exec(await readFile(join(root, 'toy.log'), 'utf8'))?.[1])
+      await waitFor('the server to be stopped', () => {
+        try {
+          process.kill(pid, 0)
+          return false
+        } catch {
+          return true
+        }
+      })
     })
   })
 

@@ -17,8 +17,10 @@ import {
   FILESYSTEM_SERVER,
   TOY_SERVER,
   contextFor,
+  isAlive,
   removeScratch,
   scratchDir,
+  toyPidOf,
   waitFor,
 } from './support.js'
 
@@ -318,6 +320,21 @@ describe('openMcpTools', () => {
         contextFor(dir, { idempotencyKey: 'maka:run-1-o2' }),
       )
       expect(JSON.parse(String(unkeyed.result))).toEqual({ value: 'v', meta: null })
+    })
+  })
+
+  describe('when the command ends', () => {
+    it('stops every stdio server', async () => {
+      const dir = await scratchDir()
+      const log = join(dir, 'toy.log')
+      const mcp = await openMcpTools(
+        { servers: serversOf({ toy: { command: node, args: [TOY_SERVER, '--log', log] } }), files: [] },
+        { cwd: dir },
+      )
+      const pid = toyPidOf(await readFile(log, 'utf8'))
+      expect(isAlive(pid)).toBe(true)
+      await mcp.close()
+      await waitFor('the server to be gone', () => !isAlive(pid))
     })
   })
 

@@ -56,3 +56,16 @@ export const waitFor = async <A>(what: string, check: () => A | Promise<A>, dead
   }
   throw new Error(`timed out waiting for ${what}`)
 }
+
+/** The pid the toy server wrote first in its log. */
+export const toyPidOf = (log: string): number => Number(/^pid (\d+)$/m.exec(log)?.[1] ?? Number.NaN)
+
+/** True while a process with this pid exists. */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
