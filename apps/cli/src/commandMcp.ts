@@ -82,8 +82,9 @@ export const hasMcpConfig = (choice: CommandMcpChoice): boolean =>
  * @category constructors
  */
 export const openCommandMcp = async (choice: CommandMcpChoice): Promise<CommandMcp> => {
-  const callTimeoutMs = mcpTimeoutOf(choice.timeout)
+  // Without a config file --timeout stays the provider's alone, checked (or not) as before.
   if (!hasMcpConfig(choice)) return NO_MCP
+  const callTimeoutMs = mcpTimeoutOf(choice.timeout)
   const { loadMcpConfig, openMcpTools } = await import('@maka/mcp')
   const config = await loadMcpConfig({
     dataHome: choice.dataHome,
