@@ -226,6 +226,61 @@ describe('maka with MCP servers', () => {
       expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('count: 1 + 1\n')
     })
 
+    it('continues after a person resolves the parked write as applied (maka resolve, then maka resume)', async () => {
+      const { root, dataDir, workspace } = await scratch()
+      await writeFile(join(workspace, 'notes.txt'), 'count: 1\n')
+      const hold = await heldConfig(root, workspace)
+      const script = await scriptFile(root, 'edit.json', [
+        {
+          toolCall: {
+            name: 'mcp__fs__edit_file',
+            args: { path: 'notes.txt', edits: [{ oldText: 'count: 1', newText: 'count: 2' }] },
+          },
+        },
+        { text: 'never reached' },
+      ])
+      await killRunWhen(
+        ['--data-dir', dataDir, '--session', 'mcp-resolve', '--yes', '--script', script, 'edit'],
+        workspace,
+        () => existsSync(join(hold, 'held')),
+      )
+      await rm(join(hold, 'hold'))
+      const parked = await runCli(['resume', 'plan', '--data-dir', dataDir, '--session', 'mcp-resolve', '--json'], {
+        cwd: workspace,
+        flag: true,
+      })
+      expect(parked.code).toBe(3)
+      const open = json<{ openToolOperations: ReadonlyArray<{ toolCallId: string }> }>(parked).openToolOperations
+      const resolved = await runCli(
+        [
+          'resolve',
+          'mcp-resolve',
+          '--data-dir',
+          dataDir,
+          '--call',
+          String(open[0]?.toolCallId),
+          '--as',
+          'applied',
+          '--output',
+          'count is 2 now',
+        ],
+        { cwd: workspace, flag: true },
+      )
+      expect(resolved.code).toBe(0)
+      const continuation = await scriptFile(root, 'after.json', [{ text: 'Count updated.' }])
+      const resumed = await runCli(
+        ['resume', '--data-dir', dataDir, '--session', 'mcp-resolve', '--yes', '--script', continuation],
+        { cwd: workspace, flag: true },
+      )
+      expect(resumed.code).toBe(0)
+      // The edit happened once, and the model read the person's verdict as the call's response.
+      expect(await readFile(join(workspace, 'notes.txt'), 'utf8')).toBe('count: 2\n')
+      const rows = (await sessionRows(dataDir, 'mcp-resolve')) as ReadonlyArray<Row>
+      const edits = responsesOf(rows, 'mcp__fs__edit_file')
+      expect(edits.map((r) => r.actions?.toolOutcome?.settlementOrigin)).toEqual(['operator_adjudication'])
+      expect(String(edits[0]?.content?.result)).toContain('count is 2 now')
+    })
+
     it('reissues an idempotent write (idempotentHint) after the crash', async () => {
       const { root, dataDir, workspace } = await scratch()
       const hold = await heldConfig(root, workspace)
