@@ -120,8 +120,10 @@ const common = {
   // better-sqlite3 (a native addon) and pg. The adapters over them are bundled like the rest of
   // @maka/*: loading the PostgreSQL adapter as a package meant its own ES module graph (a second
   // @maka/stores and @maka/events, fp-ts through the CommonJS lexer), 150–300 ms of every postgres://
-  // command's start (decision 243).
-  external: ['ink', 'react', 'react/*', 'better-sqlite3', 'pg'],
+  // command's start (decision 243). The MCP client (@maka/mcp with the SDK and zod, ~1.5 MB) stays a
+  // package too: only a command that finds an MCP config file loads it, and bundled it would grow
+  // every tool-running command's file for everyone (decision 270).
+  external: ['ink', 'react', 'react/*', 'better-sqlite3', 'pg', '@maka/mcp'],
   // Bundled CommonJS (fp-ts, io-ts) may call require() for node built-ins.
   banner: {
     js: "import { createRequire as __makaCreateRequire } from 'node:module';const require = __makaCreateRequire(import.meta.url);",

@@ -82,6 +82,8 @@ export interface ModelFlags {
   readonly permissionMode?: 'ask' | 'allow' | 'deny'
   /** `--profile NAME`: a provider profile of the settings file. */
   readonly profile?: string
+  /** `--mcp-config FILE`: an MCP config file read after the user's and the project's. */
+  readonly mcpConfig?: string
 }
 /**
  * Flags of `chat`.
@@ -138,6 +140,8 @@ export interface ResolveFlags {
  */
 export interface ResumePlanFlags {
   readonly session?: string
+  /** `--mcp-config FILE`. */
+  readonly mcpConfig?: string
   readonly run?: string
   readonly json?: boolean
   readonly recover: boolean
@@ -176,4 +180,14 @@ export interface StoreCopyFlags {
   readonly from: string
   readonly to: string
   readonly json?: boolean
+}
+
+/**
+ * Flags of `mcp list`.
+ * @category models
+ */
+export interface McpListFlags {
+  readonly json?: boolean
+  readonly cwd?: string
+  readonly mcpConfig?: string
 }

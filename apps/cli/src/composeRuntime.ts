@@ -1,5 +1,6 @@
 /**
- * The one place the CLI builds a runtime: file stores over the data directory, the built-in tools,
+ * The one place the CLI builds a runtime: file stores over the data directory, the built-in tools
+ * and the command's MCP server tools,
  * a provider per run (and, to resume, a resolver of the source run's model), the permission mode and
  * an optional `--verbose` lifecycle log on stderr.
  */
@@ -17,6 +18,7 @@ import {
 } from '@maka/executor'
 import type { StorePorts } from '@maka/stores'
 import { builtinTools } from '@maka/tools'
+import type { CommandMcp } from './commandMcp.js'
 
 /**
  * What a command chooses when it builds a runtime.
@@ -42,6 +44,8 @@ export interface RuntimeChoice {
   readonly observer?: RunObserver
   readonly askPermission?: (question: PermissionQuestion) => Promise<'allow' | 'deny'>
   readonly onCrashPoint?: (point: CrashPoint, context: { readonly runId: string }) => void | Promise<void>
+  /** The command's MCP servers (`openCommandMcp`): their tools join the built-in ones. */
+  readonly mcp?: CommandMcp
 }
 
 const fieldsOf = (event: LifecycleEvent): string =>
@@ -79,7 +83,10 @@ export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
     ...(choice.filesDir === undefined ? {} : { filesDir: choice.filesDir }),
     toolJournal: choice.toolJournal ?? toolJournalFromEnv(),
     ...(choice.stores === undefined ? {} : { stores: choice.stores }),
-    tools: builtinTools(),
+    tools: [...builtinTools(), ...(choice.mcp?.tools ?? [])],
+    ...(choice.mcp === undefined || choice.mcp.unavailableToolServers.length === 0
+      ? {}
+      : { unavailableToolServers: choice.mcp.unavailableToolServers }),
     providerFor: choice.providerFor,
     ...(choice.resolveContinuationProvider === undefined
       ? {}

@@ -26,6 +26,7 @@ import {
   type ResolveFlags,
   type ResumeFlags,
   type ResumePlanFlags,
+  type McpListFlags,
   type UiFlags,
   type StoreCopyFlags,
   type ConfigListFlags,
@@ -70,6 +71,7 @@ const helpFooter = (codes: ReadonlyArray<string>): string =>
     '  MAKA_HOST_ID                         this host in a shared postgres:// store (default: the hostname)',
     '  MAKA_API_KEY                         the key of --provider openai-compatible (a profile may name another variable)',
     '  MAKA_PROFILE                         the provider profile of new sessions when no flag chooses one',
+    '  MAKA_MCP_START_TIMEOUT_MS            how long an MCP server may take to start and list its tools (default 60000)',
     '  MAKA_PROVIDER_MAX_ATTEMPTS           openai-compatible: tries of a model step that met a 429, a 5xx, a stall',
     '                                       or a dropped stream (default 5; 1 never tries again)',
     '  MAKA_PROVIDER_RETRY_BASE_MS          the first wait between those tries, doubling after (default 1000)',
@@ -92,7 +94,7 @@ const addProviderOptions = (command: Command): Command =>
     .option('--model <model>', 'openai-compatible: the model name (key from MAKA_API_KEY)')
     .option(
       '--timeout <ms>',
-      'openai-compatible: give up after this long without a response or a streamed chunk (default: $MAKA_PROVIDER_TIMEOUT_MS, else 120000)',
+      'openai-compatible: give up after this long without a response or a streamed chunk (default: $MAKA_PROVIDER_TIMEOUT_MS, else 120000); also the limit of one MCP tool call (default 60000)',
     )
     .option('--yes', 'allow tool calls that change the workspace (permission mode allow; default deny)')
     .addOption(
@@ -238,6 +240,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       .description('interactive terminal UI (/resume, /resolve, /plan, /sessions, /help, /exit; Esc cancels a turn)')
       .option('--session <id>', 'the session to open or create (default: a new one)')
       .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
+      .option(
+        '--mcp-config <file>',
+        'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+      )
       .addHelpText(
         'after',
         helpFooter([
@@ -259,6 +265,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
       .option('--session <id>', 'the session to continue or create (default: a new one)')
       .option('--cwd <dir>', 'workspace of a new session (default: the current directory)')
       .option('--json', 'newline-delimited JSON: one object per committed event, then a result object')
+      .option(
+        '--mcp-config <file>',
+        'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+      )
       .addHelpText(
         'after',
         helpFooter([
@@ -405,6 +415,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         'check the settings, the safe-resume flag, the model and its key, its endpoint (one small request), the data dir and the store; each with its fix',
       )
       .option('--json', 'one JSON object: ok, and each check with its status, detail and fix')
+      .option(
+        '--mcp-config <file>',
+        'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+      )
       .addHelpText(
         'after',
         helpFooter(['0    nothing failed (warnings allowed)', '1    a check failed', EXIT_TEXT.badInput]),
@@ -430,6 +444,25 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     ),
   )
 
+  const mcp = sub(program, 'mcp').description('MCP servers: the tools they give and the recovery mode each gets')
+  sub(mcp, 'list')
+    .description('start each configured MCP server, list its tools with the recovery mode each gets and why, stop it')
+    .option('--json', 'one JSON object: the files read, each server with its state and tools')
+    .option('--cwd <dir>', 'the folder whose .mcp.json applies (default: the current directory)')
+    .option(
+      '--mcp-config <file>',
+      'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+    )
+    .addHelpText(
+      'after',
+      helpFooter(['0    listed (a server that did not start is listed with why)', EXIT_TEXT.badInput]),
+    )
+    .action(
+      act(async (options: McpListFlags, command: Command) =>
+        (await import('./commands/mcpList.js')).mcpList(options, globalsOf(command)),
+      ),
+    )
+
   const resume = addProviderOptions(
     sub(program, 'resume')
       .description('recover, plan the latest safe boundary and execute it')
@@ -438,6 +471,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
         'session (default: the most recent interrupted one of this folder, else of any folder, else the most recent one)',
       )
       .option('--pick', 'list the interrupted sessions and choose one (needs a terminal)')
+      .option(
+        '--mcp-config <file>',
+        'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+      )
       .option('--json', 'newline-delimited JSON: the plan, one object per committed event, then a result object')
       .option(
         '--no-wait',
@@ -466,6 +503,10 @@ export const buildProgram = (result: { code: ExitCode }): Command => {
     .option('--run <id>', 'plan this run instead of the latest top-level run')
     .option('--json', 'print the plan JSON')
     .option('--no-recover', 'skip the recovery pass')
+    .option(
+      '--mcp-config <file>',
+      'an MCP config file ({"mcpServers": …}) read after <data dir>/mcp.json and the folder\'s .mcp.json',
+    )
     .addHelpText(
       'after',
       helpFooter([

@@ -160,3 +160,9 @@ export {
   makeDispatchEvent,
   makeToolOutcome,
 } from './journalRows.js'
+export {
+  type RecordedToolSource,
+  TOOL_SOURCE_KEY,
+  toolSourceDelta,
+  recordedToolSourceOf,
+} from './recordedToolSource.js'

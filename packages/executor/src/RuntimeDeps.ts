@@ -5,7 +5,7 @@
  */
 import type { AgentRun, ExecutionRejection, RuntimeEvent } from '@maka/events'
 import type { HostInspector } from '@maka/host-inspector'
-import type { Continuation } from '@maka/planner'
+import type { Continuation, UnavailableToolServer } from '@maka/planner'
 import type { ModelProvider, ProviderErrorCode } from '@maka/providers'
 import type { StorePorts } from '@maka/stores'
 import type { Tool } from '@maka/tools'
@@ -202,6 +202,11 @@ export interface RuntimeDeps {
   readonly stores: StorePorts
   readonly inspector: HostInspector
   readonly tools: ReadonlyArray<Tool>
+  /**
+   * Configured tool servers (MCP) that did not start: their tools are absent from `tools`, and a plan
+   * that needs one names the server and this reason. Absent when none.
+   */
+  readonly unavailableToolServers?: ReadonlyArray<UnavailableToolServer>
   /** A provider for each run; called once per run so scripted cursors never leak between runs. */
   readonly providerFor: (run: ProviderRun) => ModelProvider
   /**

@@ -12,6 +12,7 @@ import {
   makeNonEmptyStringUnsafe,
   makeNonNegativeIntUnsafe,
   operationIdOf,
+  toolSourceDelta,
 } from '@maka/events'
 import { processIdentity } from '@maka/host-inspector'
 import {
@@ -311,6 +312,8 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
       // A protocol call's operation id is its own row's place in the run.
       const operationId = operationIdOf(writer.header().runId, writer.nextRow())
       operationIds.push(operationId)
+      // A server tool's call records which declaration it was made under (the catalog gate compares).
+      const source = input.tools.find((t) => t.name === call.name)?.source
       const called = await writer.append({
         role: 'model',
         author: 'agent',
@@ -320,6 +323,7 @@ const loop = async (input: LoopInput): Promise<E.Either<RunWriteFailure, LoopOut
           name: call.name,
           args: call.args,
         },
+        ...(source === undefined ? {} : { actions: { stateDelta: toolSourceDelta(source) } }),
         refs: {
           toolCallId: call.id,
           ...(input.protocol === true ? { operationId: makeNonEmptyStringUnsafe(operationId) } : {}),

@@ -58,7 +58,11 @@ export const makeExecuteContinuation = (
     providerFor: (run: ProviderRun) => ModelProvider,
     permissionMode: PermissionMode,
   ): Promise<ContinuationResult> => {
-    const hostJournal = { protocol: ctx.protocol, tools: deps.tools }
+    const hostJournal = {
+      protocol: ctx.protocol,
+      tools: deps.tools,
+      ...(deps.unavailableToolServers === undefined ? {} : { unavailableToolServers: deps.unavailableToolServers }),
+    }
     // A chain with a tool journal, or a run that will write one, re-reads the journal and the digest.
     const journaled = (approved.openToolOperations?.length ?? 0) > 0 || c.runtimeContext.some(carriesJournalKey)
     const observed = await observeBoundary(stores, deps.inspector, c, hostJournal, journaled || ctx.protocol)

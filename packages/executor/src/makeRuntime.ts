@@ -52,6 +52,7 @@ export const makeRuntime = (deps: RuntimeDeps): Runtime => {
       protocol: ctx.protocol,
       tools: deps.tools,
       ...(deps.dataDir === undefined ? {} : { reattach: reattachObserver(deps.stores, deps.dataDir) }),
+      ...(deps.unavailableToolServers === undefined ? {} : { unavailableToolServers: deps.unavailableToolServers }),
     }),
     ids: {
       newContinuationIds: () => ({

@@ -11,9 +11,9 @@ import {
   type SessionStatePort,
   observeReattachOperation,
 } from '@maka/host-inspector'
-import type { HostFacts, HostFactsPort, PlannerStorePort } from '@maka/planner'
+import type { HostFacts, HostFactsPort, PlannerStorePort, UnavailableToolServer } from '@maka/planner'
 import type { StoreError, StorePorts } from '@maka/stores'
-import { type Tool, recoveryModesOf, shellRunDirOf } from '@maka/tools'
+import { type Tool, recoveryModesOf, shellRunDirOf, toolCatalogOf } from '@maka/tools'
 import { type ReattachObserver, makeObserveOperations } from './observeOperations.js'
 
 // A run folder without run.json is a create that never completed (the header is linked last): that
@@ -54,12 +54,22 @@ export const observeHostFacts =
           sourceRunId: sourceRun.runId,
         }),
       ),
-      TE.map((facts) =>
-        journal === undefined
-          ? facts
-          : { ...facts, toolJournal: journal.protocol, toolRecoveryModes: recoveryModesOf(journal.tools) },
-      ),
+      TE.map((facts) => (journal === undefined ? facts : withJournalFacts(facts, journal))),
     )
+
+// The catalog facts are added only when there are some, so a host without MCP servers observes
+// exactly what it observed before they existed.
+const withJournalFacts = (facts: HostFacts, journal: HostJournal): HostFacts => {
+  const catalog = toolCatalogOf(journal.tools)
+  const down = journal.unavailableToolServers ?? []
+  return {
+    ...facts,
+    toolJournal: journal.protocol,
+    toolRecoveryModes: recoveryModesOf(journal.tools),
+    ...(Object.keys(catalog).length === 0 ? {} : { toolCatalog: catalog }),
+    ...(down.length === 0 ? {} : { unavailableToolServers: down }),
+  }
+}
 
 /**
  * What this host says about the tool journal (Phase 2): whether a run started here writes it, and
@@ -70,6 +80,8 @@ export interface HostJournal {
   readonly protocol: boolean
   readonly tools: ReadonlyArray<Tool>
   readonly reattach?: ReattachObserver
+  /** Configured tool servers that did not start (their tools are absent), for the plan's detail. */
+  readonly unavailableToolServers?: ReadonlyArray<UnavailableToolServer>
 }
 
 /**

@@ -153,6 +153,17 @@ export const revalidate = (plan: Continuation, now: RevalidationObservation): Re
     if (!facts.backgroundOperationsSettled) found.add('background_operation_started')
     const available = new Set(facts.availableToolNames)
     if (snapshot.availableToolNames.some((name) => !available.has(name))) found.add('tool_catalog_changed')
+    // A server tool the plan relied on must still be declared exactly as it was (server and digest).
+    const catalog = snapshot.toolCatalog
+    if (
+      catalog !== undefined &&
+      Object.entries(catalog).some(([name, entry]) => {
+        const now = facts.toolCatalog?.[name]
+        return now === undefined || now.server !== entry.server || now.digest !== entry.digest
+      })
+    ) {
+      found.add('tool_catalog_changed')
+    }
     const planned = snapshot.workspaceCheckpoint
     const current = facts.workspaceCheckpoint
     const checkpointSame =

@@ -268,4 +268,28 @@ describe('revalidate', () => {
       expect(revalidate(withCheckpoint, baseline)).toEqual(['workspace_checkpoint_changed'])
     })
   })
+  describe('when server tools (MCP) were snapshotted', () => {
+    const entry = { server: 'fs', digest: `sha256:${'a'.repeat(64)}` }
+    const withCatalog: Continuation = {
+      ...plan,
+      safetySnapshot: { ...plan.safetySnapshot, toolCatalog: { mcp__fs__read_file: entry } },
+    }
+
+    it.each([
+      { change: 'nothing', current: { mcp__fs__read_file: entry }, expected: [] },
+      {
+        change: 'the digest',
+        current: { mcp__fs__read_file: { ...entry, digest: `sha256:${'b'.repeat(64)}` } },
+        expected: ['tool_catalog_changed'],
+      },
+      {
+        change: 'the server',
+        current: { mcp__fs__read_file: { ...entry, server: 'other' } },
+        expected: ['tool_catalog_changed'],
+      },
+      { change: 'the tool is gone', current: {}, expected: ['tool_catalog_changed'] },
+    ])('compares each tool’s server and digest (changed: $change)', ({ current, expected }) => {
+      expect(revalidate(withCatalog, withFacts({ toolCatalog: current }))).toEqual(expected)
+    })
+  })
 })

@@ -119,6 +119,7 @@ describe('published packages', () => {
       '@maka/events',
       '@maka/executor',
       '@maka/host-inspector',
+      '@maka/mcp',
       '@maka/planner',
       '@maka/projection',
       '@maka/providers',

@@ -15,6 +15,7 @@ import type {
 } from '@maka/events'
 import { rejectionReasonsOf, sortFindings } from './internal/GateTable.js'
 import type { ParkFinding, ParkFindings } from './ParkFinding.js'
+import type { ToolCatalogEntry } from './HostFacts.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -85,6 +86,8 @@ export interface SafetySnapshot {
   readonly workspaceCheckpoint?: SnapshotCheckpoint
   /** Each tool's recovery mode (`by_args` when a call's args decide it), sorted by name. */
   readonly toolRecoveryModes?: Readonly<Record<string, RecoveryMode | 'by_args'>>
+  /** The tools from servers (MCP) the host declared: name → server and declaration digest (left out when none). */
+  readonly toolCatalog?: Readonly<Record<string, ToolCatalogEntry>>
   /** The verdicts of the probes the plan relied on (left out when none). */
   readonly probeVerdicts?: ReadonlyArray<{ readonly operationId: string; readonly verdict: string }>
 }

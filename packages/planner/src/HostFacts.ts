@@ -29,6 +29,25 @@ export interface UnsettledOperation {
 }
 
 /**
+ * A tool that is not built in, as the host declares it now: the MCP server that serves it and the
+ * digest of its declaration (name, input schema, annotations).
+ * @category models
+ */
+export interface ToolCatalogEntry {
+  readonly server: string
+  readonly digest: string
+}
+
+/**
+ * A configured tool server that did not start: its tools are absent, and this says why.
+ * @category models
+ */
+export interface UnavailableToolServer {
+  readonly server: string
+  readonly reason: string
+}
+
+/**
  * What the host observed about the session, right now.
  * @category models
  */
@@ -54,6 +73,13 @@ export interface HostFacts {
   readonly toolJournal?: boolean
   /** Each registered tool's recovery mode, or `by_args` when its mode depends on a call's args. */
   readonly toolRecoveryModes?: Readonly<Record<string, RecoveryMode | 'by_args'>>
+  /**
+   * The tools that come from MCP servers: name → server and declaration digest. Absent (or empty)
+   * on a host without them; a call that recorded a digest needs the same digest now (gate 11).
+   */
+  readonly toolCatalog?: Readonly<Record<string, ToolCatalogEntry>>
+  /** Configured tool servers that did not start, for the plan's detail. Absent when none. */
+  readonly unavailableToolServers?: ReadonlyArray<UnavailableToolServer>
 }
 
 /**

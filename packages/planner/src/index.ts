@@ -73,6 +73,8 @@ export type {
 export type { ObservationError, PortThrew, PortFailure } from './PortFailure.js'
 export type {
   HostFacts,
+  ToolCatalogEntry,
+  UnavailableToolServer,
   WorkspaceCheckpoint,
   UnsettledOperation,
   OperationFacts,

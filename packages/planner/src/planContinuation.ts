@@ -33,6 +33,7 @@ import {
 import { type FoldedLedger, type LedgerFoldOptions, foldEvents } from './internal/foldLedger.js'
 import { type GateView, describeOperation, evaluateGates, reaskedPermissions } from './internal/gates.js'
 import { type JournalView, journalReplay, makeJournalView } from './internal/journalView.js'
+import { withoutChangedTools } from './internal/toolCatalog.js'
 import type { HostFacts, OperationFacts } from './HostFacts.js'
 import { sameCwd } from './normalizeCwd.js'
 import type { OpenOperation } from '@maka/projection'
@@ -129,7 +130,11 @@ const walkedChain = (input: FoldedPlanningInput) => {
 export const operationsToObserve = (input: FoldedPlanningInput): ReadonlyArray<OpenOperation> => {
   const chained = walkedChain(input)
   if (E.isLeft(chained)) return []
-  const journal = makeJournalView(chained.right.segments, input.facts, undefined)
+  const journal = makeJournalView(
+    chained.right.segments,
+    withoutChangedTools(input.facts, chained.right.segments),
+    undefined,
+  )
   const { source, facts } = input
   const sameWorkspace =
     sameCwd(source.cwd, facts.currentCwd) &&
@@ -182,7 +187,7 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
   const chained = walkedChain(input)
   if (E.isLeft(chained)) return makeParkedPlan(chained.left, boundary, warnings)
   const chain = chained.right
-  const journal = makeJournalView(chain.segments, facts, input.operationFacts)
+  const journal = makeJournalView(chain.segments, withoutChangedTools(facts, chain.segments), input.operationFacts)
   const view: GateView = {
     source,
     ledger: folded,
@@ -218,6 +223,9 @@ export const planFolded = (input: FoldedPlanningInput, ids: ContinuationIds): Ou
           availableToolNames: passed.availableToolNames,
           ...(passed.workspaceCheckpoint === null ? {} : { workspaceCheckpoint: passed.workspaceCheckpoint }),
           ...(facts.toolRecoveryModes === undefined ? {} : { toolRecoveryModes: sortedModes(facts.toolRecoveryModes) }),
+          ...(facts.toolCatalog === undefined || Object.keys(facts.toolCatalog).length === 0
+            ? {}
+            : { toolCatalog: sortedModes(facts.toolCatalog) }),
           ...(probeVerdicts.length === 0 ? {} : { probeVerdicts }),
         },
       }

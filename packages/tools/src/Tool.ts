@@ -111,6 +111,18 @@ export interface ToolOutcome {
 }
 
 /**
+ * Where a tool that is not built in comes from: the MCP server that declared it, and a digest of what
+ * it declared (name, input schema, annotations). The catalog gate compares the digest a call was made
+ * under with the one the host sees now, so a tool that changed is never taken for the one that ran.
+ * @category models
+ */
+export interface ToolSource {
+  readonly server: string
+  /** `sha256:<hex>` of the declaration. */
+  readonly digest: string
+}
+
+/**
  * A tool the agent may call.
  * @category models
  */
@@ -131,5 +143,7 @@ export interface Tool {
   readonly recovery?: RecoveryMode | ((args: unknown) => RecoveryMode)
   /** The basis and probe of a tool whose mode is `reconcile`; a `reconcile` mode without them counts as `never_auto_retry`. */
   readonly reconcile?: ReconcileProbe
+  /** Absent for a built-in tool; an MCP tool names its server and the digest of its declaration. */
+  readonly source?: ToolSource
   run(args: unknown, context: ToolContext): Promise<ToolOutcome>
 }

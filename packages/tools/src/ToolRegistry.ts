@@ -8,7 +8,7 @@
  */
 import { RecoveryMode } from '@maka/events'
 import { hasReconcileProbe, recoveryModeOf } from './recoveryModeOf.js'
-import type { Tool } from './Tool.js'
+import type { Tool, ToolSource } from './Tool.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -146,5 +146,23 @@ export const recoveryModesOf = (
         return [name, typeof tool.recovery === 'function' ? 'by_args' : recoveryModeOf(tool, undefined)]
       }),
     ),
+  )
+}
+
+/**
+ * The catalog's sources: tool name → the server and declaration digest of every tool that has a
+ * `source` (an MCP tool), sorted by name; built-in tools are left out, so a host without MCP tools
+ * gives an empty record. Host facts carry it (`toolCatalog`) for the catalog gate.
+ * @category constructors
+ */
+export const toolCatalogOf = (tools: ReadonlyArray<Tool> | ToolRegistry): Readonly<Record<string, ToolSource>> => {
+  const byName = new Map<string, ToolSource>()
+  const list = isRegistry(tools) ? tools.names().flatMap((name) => tools.get(name) ?? []) : tools
+  for (const tool of list) {
+    if (tool.source === undefined) byName.delete(tool.name)
+    else byName.set(tool.name, { server: tool.source.server, digest: tool.source.digest })
+  }
+  return Object.freeze(
+    Object.fromEntries([...byName.keys()].sort(byCodeUnit).map((name) => [name, byName.get(name) as ToolSource])),
   )
 }

@@ -15,6 +15,7 @@ export type {
   ToolContext,
   ToolOutcome,
   Tool,
+  ToolSource,
   ProbeContext,
   ProbeVerdict,
   ReconcileProbe,
@@ -51,6 +52,7 @@ export {
   ToolRegistrationError,
   makeToolRegistry,
   recoveryModesOf,
+  toolCatalogOf,
 } from './ToolRegistry.js'
 export { recoveryModeOf } from './recoveryModeOf.js'
 export {

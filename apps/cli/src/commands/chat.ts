@@ -12,6 +12,7 @@ import { requireProviderFlags } from '../providerChoice.js'
 import { recordedSetupOf, resolveTurnSetup, sessionContinuationResolver } from '../sessionSetup.js'
 import { loadUserConfig, safeResumeOffHint, safeResumeSetting } from '../userConfig.js'
 import { openDataDir } from './commandContext.js'
+import { openCommandMcp } from '../commandMcp.js'
 
 /**
  * Opens the chat screen.
@@ -31,18 +32,30 @@ export const chat = async (flags: ChatFlags, globals: GlobalFlags): Promise<Exit
     throw new BadInputError('maka chat needs a terminal; use maka run for a headless turn.')
   process.stderr.write(`${setup.line}\n`)
   if (!safeResume) process.stderr.write(`${safeResumeOffHint}\n`)
-  const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))
-  return runChat({
-    dataDir: dataDir.path,
-    stores,
-    sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+  // The servers of the session's folder run while the chat is open.
+  const mcp = await openCommandMcp({
+    dataHome: resolveDataDir(globals.dataDir),
     cwd,
-    choice: setup.choice,
-    providerFlags: flags,
-    permissionMode: setup.permissionMode,
-    resolveContinuationProvider: (scripts) =>
-      sessionContinuationResolver({ flags, settings, canAsk: true, defaults: scripts, onSetup: () => {} }),
-    safeBoundaryResumeEnabled: safeResume,
-    verbose,
+    ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
+    ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
   })
+  const { runChat } = await withCiVariablesHidden(() => import('../ui/runChat.js'))
+  try {
+    return await runChat({
+      dataDir: dataDir.path,
+      stores,
+      sessionId: flags.session ?? `session-${randomUUID().replace(/-/g, '').slice(0, 20)}`,
+      cwd,
+      choice: setup.choice,
+      providerFlags: flags,
+      permissionMode: setup.permissionMode,
+      resolveContinuationProvider: (scripts) =>
+        sessionContinuationResolver({ flags, settings, canAsk: true, defaults: scripts, onSetup: () => {} }),
+      safeBoundaryResumeEnabled: safeResume,
+      verbose,
+      mcp,
+    })
+  } finally {
+    await mcp.close()
+  }
 }

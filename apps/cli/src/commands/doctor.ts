@@ -1,7 +1,7 @@
 /**
  * `maka doctor [--json]`: checks what a day's work needs — the settings file, the safe-resume flag,
  * the model of new sessions and its key, its endpoint (one small `GET <baseUrl>/models`), the data
- * directory, the store — and the interrupted sessions waiting, each with the fix when it is not
+ * directory, the store, each configured MCP server — and the interrupted sessions waiting, each with the fix when it is not
  * right (decision 192). Reads only: nothing is written, no model is called. Exit 0 when nothing
  * failed (warnings allowed), 1 otherwise. Never prints a key, a response body or a prompt.
  */
@@ -14,6 +14,7 @@ import { chooseStore, describeStore } from '../storeChoice.js'
 import { styleForStdout } from '../Style.js'
 import { type LoadedConfig, configEntries, loadUserConfig, safeResumeSetting } from '../userConfig.js'
 import { openDataDir, say, sayJson } from './commandContext.js'
+import { type CommandMcp, openCommandMcp } from '../commandMcp.js'
 import { currentFolder, interruptedFirst } from './pickSession.js'
 import { readSummaries } from './sessions.js'
 
@@ -119,6 +120,46 @@ const settingsCheck = async (
 }
 
 /**
+ * One check per configured MCP server (started, asked for its tools, stopped), or one failed check
+ * for a bad config file; none when no config file applies, so a doctor without MCP reads as before.
+ * @category constructors
+ */
+export const mcpChecks = async (home: string, flags: DoctorFlags): Promise<ReadonlyArray<DoctorCheck>> => {
+  let mcp: CommandMcp
+  try {
+    mcp = await openCommandMcp({
+      dataHome: home,
+      cwd: currentFolder(),
+      ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
+      ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
+      warn: false,
+    })
+  } catch (error) {
+    return [{ name: 'mcp config', status: 'fail', detail: messageOf(error), fix: 'fix the key it names in that file' }]
+  }
+  try {
+    return mcp.servers.map((s): DoctorCheck => {
+      if (s.state === 'failed') {
+        return {
+          name: `mcp ${s.name}`,
+          status: 'fail',
+          detail: `did not start: ${s.reason ?? 'unknown'} (${s.file})`,
+          fix: `check its command or URL in ${s.file}; maka mcp list shows every server`,
+        }
+      }
+      const asks = s.tools.filter((t) => t.recoveryMode === 'never_auto_retry').length
+      return {
+        name: `mcp ${s.name}`,
+        status: 'ok',
+        detail: `${s.tools.length} tool${s.tools.length === 1 ? '' : 's'} (${asks} that a crash leaves for a person to settle) · ${s.transport} · ${s.file}`,
+      }
+    })
+  } finally {
+    await mcp.close()
+  }
+}
+
+/**
  * Runs every check.
  * @category constructors
  */
@@ -157,6 +198,7 @@ export const doctorChecks = async (flags: DoctorFlags, globals: GlobalFlags): Pr
       fix: 'set the variable it names, or choose a profile (maka config set profile NAME)',
     })
   }
+  checks.push(...(await mcpChecks(home, flags)))
   let spec: ReturnType<typeof chooseStore> = null
   try {
     spec = chooseStore(globals.store)

@@ -9,6 +9,7 @@
 import type { ContinuationResult, WaitingOperation } from '@maka/executor'
 import { planNoSession } from '@maka/planner'
 import { composeRuntime } from '../composeRuntime.js'
+import { openCommandMcp, sessionCwdOf } from '../commandMcp.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
@@ -101,6 +102,13 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
   const narrator = makeEventNarrator({ fullText: json })
   // Which model and mode the continuation uses, said once its first row is committed.
   let setupLine: string | null = null
+  // The servers of the session's folder start now and stop when the command ends.
+  const mcp = await openCommandMcp({
+    dataHome: resolveDataDir(globals.dataDir),
+    cwd: await sessionCwdOf(workspace.stores, sessionId),
+    ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
+    ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
+  })
   const { runtime } = composeRuntime({
     dataDir: workspace.dataDir.path,
     filesDir: workspace.filesDir,
@@ -122,6 +130,8 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     permissionMode: flags.yes === true ? 'allow' : 'deny',
     verbose: workspace.verbose,
     observer: announcedBy(() => setupLine, eventPrinter(narrator, json)),
+
+    mcp,
   })
   // Ctrl+C while waiting for a command stops the wait (nothing was written); during a run it cancels it.
   const waiting = new AbortController()
@@ -210,5 +220,6 @@ export const resume = async (flags: ResumeFlags, globals: GlobalFlags): Promise<
     return code
   } finally {
     trap.dispose()
+    await mcp.close()
   }
 }

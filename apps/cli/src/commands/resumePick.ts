@@ -11,6 +11,7 @@ import { describeCode } from '@maka/events'
 import type { Runtime } from '@maka/executor'
 import type { SessionSummary } from '@maka/sessions'
 import { composeRuntime } from '../composeRuntime.js'
+import { openCommandMcp } from '../commandMcp.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import type { GlobalFlags, ResumeFlags } from '../CommandFlags.js'
 import { resolveDataDir } from '../hostInput.js'
@@ -106,19 +107,34 @@ export const resumePick = async (flags: ResumeFlags, globals: GlobalFlags): Prom
     say(`No interrupted session in ${workspace.dataDir.path}.`)
     return ExitCode.parked
   }
-  const { runtime } = composeRuntime({
-    dataDir: workspace.dataDir.path,
-    filesDir: workspace.filesDir,
-    stores: workspace.stores,
-    // Planning never calls a model.
-    providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
-    safeBoundaryResumeEnabled: safeResume,
-    permissionMode: 'deny',
-    verbose: workspace.verbose,
+  // The list is planned with the user's and --mcp-config servers (sessions of several folders: no project file).
+  const mcp = await openCommandMcp({
+    dataHome: resolveDataDir(globals.dataDir),
+    cwd: null,
+    ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
+    ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
+    warn: false,
   })
-  const ids = interrupted.map((s) => s.sessionId)
-  const refusals = await recoveryForPlanning(runtime, workspace, ids)
-  const entries = await pickEntries(runtime, interrupted, refusals)
+  const entries = await (async () => {
+    try {
+      const { runtime } = composeRuntime({
+        dataDir: workspace.dataDir.path,
+        filesDir: workspace.filesDir,
+        stores: workspace.stores,
+        // Planning never calls a model.
+        providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
+        safeBoundaryResumeEnabled: safeResume,
+        permissionMode: 'deny',
+        verbose: workspace.verbose,
+        mcp,
+      })
+      const ids = interrupted.map((s) => s.sessionId)
+      const refusals = await recoveryForPlanning(runtime, workspace, ids)
+      return await pickEntries(runtime, interrupted, refusals)
+    } finally {
+      await mcp.close()
+    }
+  })()
   if (process.stdin.isTTY !== true || process.stdout.isTTY !== true) {
     say('Interrupted sessions, newest first:')
     for (const entry of entries) say(`  ${pickLine(entry)}`)

@@ -8,6 +8,7 @@
  * streams the history again from the ledgers (decision 97).
  */
 import { composeRuntime } from '../composeRuntime.js'
+import { type CommandMcp, openCommandMcp, sessionCwdOf } from '../commandMcp.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
 import { requireRun, requireSafeId, resolveDataDir } from '../hostInput.js'
 import { loadUserConfig, safeResumeSetting } from '../userConfig.js'
@@ -43,40 +44,55 @@ export const resumePlan = async (flags: ResumePlanFlags, globals: GlobalFlags): 
     return ExitCode.parked
   }
   if (flags.run !== undefined) await requireRun(workspace.stores, sessionId, flags.run)
-  const { runtime } = composeRuntime({
-    dataDir: workspace.dataDir.path,
-    filesDir: workspace.filesDir,
-    stores: workspace.stores,
-    // Planning never calls a model.
-    providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
-    safeBoundaryResumeEnabled,
-    permissionMode: 'deny',
-    verbose: workspace.verbose,
+  // The plan judges the session's MCP tools by what their servers declare now: they are asked, then stopped.
+  const mcp = await openCommandMcp({
+    dataHome: resolveDataDir(globals.dataDir),
+    cwd: await sessionCwdOf(workspace.stores, sessionId),
+    ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
   })
-  const refusal = flags.recover
-    ? (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
-    : undefined
-  if (refusal !== undefined) {
-    // Recovery could not bring the session to a state worth planning from: its plan is early exit 1a.
-    const plan = planUnrecovered({
+  try {
+    return await planWith(mcp, sessionId)
+  } finally {
+    await mcp.close()
+  }
+
+  async function planWith(mcp: CommandMcp, sessionId: string): Promise<ExitCode> {
+    const { runtime } = composeRuntime({
+      dataDir: workspace.dataDir.path,
+      filesDir: workspace.filesDir,
+      stores: workspace.stores,
+      // Planning never calls a model.
+      providerFor: providerForRuns({ kind: 'scripted', steps: [] }, { turn: [], continuation: [] }),
       safeBoundaryResumeEnabled,
-      refusal,
-      ...(flags.run === undefined ? {} : { runId: flags.run }),
+      permissionMode: 'deny',
+      verbose: workspace.verbose,
+      mcp,
     })
-    if (flags.json === true) await writePlanJson(process.stdout, plan)
+    const refusal = flags.recover
+      ? (await recoveryForPlanning(runtime, workspace, [sessionId])).get(sessionId)
+      : undefined
+    if (refusal !== undefined) {
+      // Recovery could not bring the session to a state worth planning from: its plan is early exit 1a.
+      const plan = planUnrecovered({
+        safeBoundaryResumeEnabled,
+        refusal,
+        ...(flags.run === undefined ? {} : { runId: flags.run }),
+      })
+      if (flags.json === true) await writePlanJson(process.stdout, plan)
+      else {
+        say(`Plan for session ${sessionId}:`)
+        for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+      }
+      return ExitCode.parked
+    }
+    // Planning folds each ledger as it streams; the JSON reads the history again as it prints it.
+    const outline = await runtime.planOutline({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
+    const { plan } = outline
+    if (flags.json === true) await writeOutlinedPlanJson(process.stdout, outline)
     else {
       say(`Plan for session ${sessionId}:`)
-      for (const line of planLines(plan, styleForStdout())) say(`  ${line}`)
+      for (const line of planLines(plan, styleForStdout(), sessionId)) say(`  ${line}`)
     }
-    return ExitCode.parked
+    return plan.disposition === 'continue' ? ExitCode.ok : ExitCode.parked
   }
-  // Planning folds each ledger as it streams; the JSON reads the history again as it prints it.
-  const outline = await runtime.planOutline({ sessionId, ...(flags.run === undefined ? {} : { runId: flags.run }) })
-  const { plan } = outline
-  if (flags.json === true) await writeOutlinedPlanJson(process.stdout, outline)
-  else {
-    say(`Plan for session ${sessionId}:`)
-    for (const line of planLines(plan, styleForStdout(), sessionId)) say(`  ${line}`)
-  }
-  return plan.disposition === 'continue' ? ExitCode.ok : ExitCode.parked
 }

@@ -7,6 +7,7 @@
 import type { TurnResult } from '@maka/executor'
 import { DEMO_SCRIPT } from '@maka/providers'
 import { composeRuntime } from '../composeRuntime.js'
+import { openCommandMcp } from '../commandMcp.js'
 import { deniedSentence, makeEventNarrator } from '../eventSummary.js'
 import { type InterruptSignal, exitCodeOfSignal, interruptedLine, trapInterrupts } from '../interrupts.js'
 import { BadInputError, ExitCode } from '../ExitCode.js'
@@ -47,6 +48,13 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
   const style = styleForStdout()
   const json = flags.json === true
   const narrator = makeEventNarrator({ fullText: json })
+  // The servers of the session's folder start now and stop when the command ends.
+  const mcp = await openCommandMcp({
+    dataHome: resolveDataDir(globals.dataDir),
+    cwd: cwd,
+    ...(flags.mcpConfig === undefined ? {} : { configFile: flags.mcpConfig }),
+    ...(flags.timeout === undefined ? {} : { timeout: flags.timeout }),
+  })
   const { runtime } = composeRuntime({
     dataDir: dataDir.path,
     filesDir,
@@ -57,6 +65,8 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     verbose,
     // Text mode streams the model's words and shows what each tool ran and printed; --json keeps its stream.
     observer: announcedBy(() => setup.line, json ? eventPrinter(narrator, true) : liveEventPrinter(narrator)),
+
+    mcp,
   })
   const trap = trapInterrupts({ cancel: () => runtime.cancel() })
   try {
@@ -101,6 +111,7 @@ export const run = async (prompt: string, flags: RunFlags, globals: GlobalFlags)
     return code
   } finally {
     trap.dispose()
+    await mcp.close()
   }
 }
 

@@ -9,6 +9,7 @@ import { type RuntimeEvent, describeCode } from '@maka/events'
 import type { ContinuationProviderResolver, PermissionMode, PermissionQuestion, WaitingOperation } from '@maka/executor'
 import type { OperatorVerdict } from '@maka/events'
 import { composeRuntime } from '../composeRuntime.js'
+import type { CommandMcp } from '../commandMcp.js'
 import {
   type ProviderChoice,
   type ProviderFlags,
@@ -136,6 +137,8 @@ export interface ChatBackendOptions {
   readonly verbose: boolean
   /** The model the status line names; by default the one `choice` makes. */
   readonly modelLabel?: string
+  /** The MCP servers the chat opened: their tools join the built-in ones. */
+  readonly mcp?: CommandMcp
 }
 
 // At most this many lines of earlier turns are drawn when a session reopens; `maka show` has them all.
@@ -177,6 +180,7 @@ export const makeChatBackend = (options: ChatBackendOptions): ChatBackend => {
     safeBoundaryResumeEnabled: options.safeBoundaryResumeEnabled,
     permissionMode: options.permissionMode,
     verbose: options.verbose,
+    ...(options.mcp === undefined ? {} : { mcp: options.mcp }),
     observer: {
       onEvent: (event) => listener?.onEvent(event),
       onTextDelta: (runId, text) => listener?.onTextDelta(runId, text),

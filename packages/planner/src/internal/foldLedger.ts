@@ -13,6 +13,8 @@ import {
   type RuntimeEvent,
   type TerminalEventStatus,
   isFunctionCallEvent,
+  type RecordedToolSource,
+  recordedToolSourceOf,
   isFunctionResponseEvent,
   isModelVisible,
   isTerminalEvent,
@@ -89,6 +91,8 @@ export interface FoldedLedger {
   readonly foreignRow: { readonly line: number; readonly eventId: string } | null
   /** Tools named by the replay's function calls, sorted and unique (gate 11). */
   readonly calledToolNames: ReadonlyArray<string>
+  /** Each distinct source a prefix `function_call` row recorded for its tool (MCP tools), in row order. */
+  readonly recordedToolSources: ReadonlyArray<{ readonly toolName: string } & RecordedToolSource>
   /** The replay's first and last model-visible rows (gates 12 and 13). */
   readonly firstVisible: RowMention | undefined
   readonly lastVisible: RowMention | undefined
@@ -163,6 +167,7 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
   const toolRowsBeforeFirstPlain: Array<ToolRowCandidate> = []
   let lastPlain: RowMention | undefined
   let toolRowsAfterLastPlain: Array<ToolRowCandidate> = []
+  const recordedToolSources = new Map<string, { readonly toolName: string } & RecordedToolSource>()
 
   const addToPrefix = (event: RuntimeEvent, line: number): void => {
     prefixRows += 1
@@ -188,6 +193,13 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
     if (decision !== undefined) {
       openPermissions.delete(decision.requestId)
       openPermissionCalls.delete(decision.requestId)
+    }
+    if (isFunctionCallEvent(event)) {
+      const recorded = recordedToolSourceOf(event)
+      const key = recorded === null ? '' : `${event.content.name}\u0000${recorded.server}\u0000${recorded.digest}`
+      if (recorded !== null && !recordedToolSources.has(key)) {
+        recordedToolSources.set(key, { toolName: event.content.name, ...recorded })
+      }
     }
     if (!isModelVisible(event)) return
     // Only what decides the replay is kept of a tool row: not the row, whose content may be large.
@@ -240,6 +252,7 @@ export const makeLedgerFolder = (header: AgentRun, options: LedgerFoldOptions = 
         terminals: { count: terminalCount, listed: terminals },
         foreignRow,
         calledToolNames: projection.completedToolNames,
+        recordedToolSources: [...recordedToolSources.values()],
         firstVisible: phase0.firstVisible,
         lastVisible: phase0.lastVisible,
       }

@@ -17,6 +17,7 @@ import { DETAIL_LIMIT, type FoldedLedger, sortedUnique } from './foldLedger.js'
 import type { OperationDecision, OperationParkReason } from './journalDecision.js'
 import { type JournalView, journalToolNames, visibleRows } from './journalView.js'
 import type { ChainOutline } from '../walkAncestors.js'
+import { describeMissingServerTools, withoutChangedTools } from './toolCatalog.js'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -293,13 +294,19 @@ export const checkpointRestored: Gate<GateView, void> = ({ facts }) => {
  */
 export const toolCatalogCovers: Gate<GateView, ReadonlyArray<string>> = ({ chain, facts, journal }) => {
   const available = sortedUnique(facts.availableToolNames)
-  const availableSet = new Set(available)
+  // A tool offered under its name with another declaration than the calls recorded is not theirs.
+  const usable = new Set(withoutChangedTools(facts, chain.segments).availableToolNames)
   const called =
     journal === null
       ? chain.segments.flatMap(({ folded }) => folded.calledToolNames)
       : journalToolNames(chain.segments, journal)
-  const missing = sortedUnique(called.filter((name) => !availableSet.has(name)))
-  return RA.isNonEmpty(missing) ? park('tool_catalog_mismatch', { missingToolNames: missing }) : E.right(available)
+  const missing = sortedUnique(called.filter((name) => !usable.has(name)))
+  if (!RA.isNonEmpty(missing)) return E.right(available)
+  const serverTools = describeMissingServerTools(missing, chain.segments, facts)
+  return park('tool_catalog_mismatch', {
+    missingToolNames: missing,
+    ...(serverTools.length === 0 ? {} : { serverTools: serverTools.map((t) => ({ ...t })) }),
+  })
 }
 
 /**
