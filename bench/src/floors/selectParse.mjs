@@ -1,9 +1,9 @@
 /**
  * The floor of a command on a SQL store: a bare `SELECT` of the rows the command reads, each
  * `JSON.parse`d and kept, on one connection, nothing else.
- *   `node selectParse.mjs sqlite:FILE|postgres://… ledger SESSION` — every event row of the session's
- *     runs, in order (what `resume plan` reads), in pages of 10,000 rows by (run, seq), as a reader
- *     that streams must;
+ *   `node selectParse.mjs sqlite:FILE|postgres://… ledger SESSION` — every event row of each of the
+ *     session's runs, in order (what `resume plan` reads), in pages of 10,000 rows by seq on the
+ *     primary key, as a reader that streams must;
  *   `node selectParse.mjs sqlite:FILE|postgres://… headers` — every session record and run header
  *     (what `recover` reads on a data dir where no run is left running).
  * Prints the number of rows.
@@ -16,26 +16,27 @@ const PAGE = 10_000
 const kept = []
 const keep = (text) => kept.push(JSON.parse(text))
 
-// One keyset page after (run, seq), in the order the ledger is read.
+// The session's runs, then one keyset page of a run's ledger after a seq: the primary key's order.
+const runsOf = {
+  sqlite: 'SELECT run_id FROM runs WHERE session_id = ? ORDER BY run_id',
+  postgres: 'SELECT run_id FROM runs WHERE session_id = $1 ORDER BY run_id',
+}
 const ledgerPage = {
-  sqlite:
-    'SELECT run_id, seq, row FROM events WHERE session_id = ? AND (run_id > ? OR (run_id = ? AND seq > ?)) ' +
-    'ORDER BY run_id, seq LIMIT ?',
-  postgres:
-    'SELECT run_id, seq, row FROM events WHERE session_id = $1 AND (run_id, seq) > ($2, $3) ORDER BY run_id, seq LIMIT $4',
+  sqlite: 'SELECT seq, row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+  postgres: 'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
 }
 
 if (store.startsWith('sqlite:')) {
   const db = new Database(store.slice('sqlite:'.length), { readonly: true })
   if (what === 'ledger') {
     const page = db.prepare(ledgerPage.sqlite).raw()
-    let after = ['', 0]
-    for (;;) {
-      const rows = page.all(sessionId, after[0], after[0], after[1], PAGE)
-      for (const r of rows) keep(r[2])
-      if (rows.length < PAGE) break
-      const last = rows[rows.length - 1]
-      after = [last[0], last[1]]
+    for (const [runId] of db.prepare(runsOf.sqlite).raw().all(sessionId)) {
+      for (let after = 0; ; ) {
+        const rows = page.all(sessionId, runId, after, PAGE)
+        for (const r of rows) keep(r[1])
+        if (rows.length < PAGE) break
+        after = rows[rows.length - 1][0]
+      }
     }
   } else {
     for (const r of db.prepare('SELECT record FROM sessions').raw().iterate()) keep(r[0])
@@ -46,17 +47,18 @@ if (store.startsWith('sqlite:')) {
   const client = new pg.Client({ connectionString: store })
   await client.connect()
   if (what === 'ledger') {
-    let after = ['', 0]
-    for (;;) {
-      const { rows } = await client.query({
-        text: ledgerPage.postgres,
-        values: [sessionId, after[0], after[1], PAGE],
-        rowMode: 'array',
-      })
-      for (const r of rows) keep(r[2])
-      if (rows.length < PAGE) break
-      const last = rows[rows.length - 1]
-      after = [last[0], last[1]]
+    const runs = await client.query({ text: runsOf.postgres, values: [sessionId], rowMode: 'array' })
+    for (const [runId] of runs.rows) {
+      for (let after = 0; ; ) {
+        const { rows } = await client.query({
+          text: ledgerPage.postgres,
+          values: [sessionId, runId, after, PAGE],
+          rowMode: 'array',
+        })
+        for (const r of rows) keep(r[1])
+        if (rows.length < PAGE) break
+        after = rows[rows.length - 1][0]
+      }
     }
   } else {
     for (const r of (await client.query({ text: 'SELECT record FROM sessions', rowMode: 'array' })).rows) keep(r[0])
