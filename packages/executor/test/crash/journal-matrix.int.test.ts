@@ -21,7 +21,6 @@
  * files), K5 one that kills its agent and is still running (parked `tool_still_running`, then settled)
  * — whose command never runs twice.
  */
-import { fileURLToPath } from 'node:url'
 import { readFile, readdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
@@ -33,58 +32,29 @@ import {
   isFunctionResponseEvent,
 } from '@maka/events'
 import { makeFileStores } from '@maka/store-jsonl'
-import { openPostgresStores } from '@maka/store-postgres'
-import { openSqliteStores } from '@maka/store-sqlite'
 import type { StorePorts } from '@maka/stores'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CrashPoint } from '../../src/index.js'
 import {
   CHILD_PROCESS_TEST_TIMEOUT_MS,
   type StoreChoice,
   type World,
   exists,
-  killAllChildren,
   makeWorld,
-  removeWorlds,
   restartedRuntime,
-  runDigests,
   spawnAgentChild,
   childBase,
   valueUnsafe,
 } from './fixtures/agentChild.js'
 import { EFFECT_LOG, KEYED_LOG, RELAY_LOG, RELAY_OUTBOX, RELAY_RELEASE } from './fixtures/testTools.mjs'
+import { type StoreKind, fingerprint, untilOwnerGone, useStoreMatrix } from './fixtures/storeMatrix.js'
 
-// -------------------------------------------------------------------------------------
-// the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
-// -------------------------------------------------------------------------------------
-
-const SCRATCH = fileURLToPath(new URL('../../../../scripts/scratch-postgres.mjs', import.meta.url))
-interface Cluster {
-  readonly url: string
-  readonly stop: () => void
-}
-let cluster: Cluster | undefined
-const opened: Array<StorePorts> = []
-
-beforeAll(async () => {
-  const script = (await import(SCRATCH)) as {
-    readonly startScratchPostgres: (o: { readonly fsync: boolean }) => Promise<Cluster>
-  }
-  cluster = await script.startScratchPostgres({ fsync: false })
-}, 120_000)
-
-afterAll(async () => {
-  killAllChildren()
-  for (const stores of opened.splice(0)) await stores.close?.()
-  cluster?.stop()
-  await removeWorlds()
-})
+const { storeChoiceOf, openParentStores } = useStoreMatrix()
 
 // -------------------------------------------------------------------------------------
 // the cases
 // -------------------------------------------------------------------------------------
 
-type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
 type ToolName = 'read_file' | 'write_file' | 'keyed_append' | 'append_log'
 type KillPoint = CrashPoint | 'after_tool_side_effect' | 'mid_tool_effect' | 'torn_dispatch'
 
@@ -175,47 +145,11 @@ const CASES: ReadonlyArray<Case> = [
 // reading the world
 // -------------------------------------------------------------------------------------
 
-const storeChoiceOf = (store: StoreKind, world: World): StoreChoice | undefined =>
-  store === 'sqlite'
-    ? { kind: 'sqlite', file: world.path('maka.sqlite') }
-    : store === 'postgres'
-      ? { kind: 'postgres', url: cluster!.url }
-      : undefined
-
-const openParentStores = (choice: StoreChoice | undefined): StorePorts | undefined => {
-  if (choice === undefined) return undefined
-  const stores =
-    choice.kind === 'sqlite' ? openSqliteStores(choice.file) : openPostgresStores(choice.url, { assumeDurable: true })
-  opened.push(stores)
-  return stores
-}
-
 const lines = async (path: string): Promise<ReadonlyArray<string>> =>
   (await exists(path)) ? (await readFile(path, 'utf8')).split('\n').filter((line) => line !== '') : []
 
 const runIdsOf = async (stores: StorePorts, sessionId: string): Promise<ReadonlyArray<string>> =>
   (await valueUnsafe(stores.runs.list(sessionId))).map((entry) => entry.runId)
-
-// What must never change in a source run: its header and its committed rows as stored.
-const fingerprint = async (stores: StorePorts, world: World, store: StoreKind, runId: string) => {
-  const header = await valueUnsafe(stores.runs.read(world.sessionId, runId))
-  const scan = await valueUnsafe(stores.events.fold(world.sessionId, runId, () => undefined))
-  return {
-    header,
-    digest: scan.digest,
-    highWater: scan.highWater,
-    files: store === 'jsonl' ? await runDigests(world, runId) : null,
-  }
-}
-
-// PostgreSQL releases a killed child's session lock once its server process sees the connection
-// drop; recovery leaves a session alone while its owner lives. Waits (generous ceiling) for that.
-const untilOwnerGone = async (stores: StorePorts, sessionId: string): Promise<void> => {
-  for (let waited = 0; (await valueUnsafe(stores.ownerLocks.read(sessionId))) !== null; waited += 1) {
-    if (waited > 1200) throw new Error('the killed child still owns the session')
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}
 
 const isProtocolRun = (events: ReadonlyArray<RuntimeEvent>): boolean =>
   events[0]?.actions?.runtimeProtocol !== undefined

@@ -13,13 +13,10 @@
  *   one response.
  */
 import { readFile, writeFile } from 'node:fs/promises'
-import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { type RuntimeEvent, isFunctionResponseEvent } from '@maka/events'
-import { openPostgresStores } from '@maka/store-postgres'
-import { openSqliteStores } from '@maka/store-sqlite'
 import type { StorePorts } from '@maka/stores'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { CrashPoint, ResolveResult } from '../../src/index.js'
 import {
   CHILD_PROCESS_TEST_TIMEOUT_MS,
@@ -27,79 +24,15 @@ import {
   type World,
   childBase,
   exists,
-  killAllChildren,
   makeWorld,
-  removeWorlds,
   restartedRuntime,
-  runDigests,
   spawnAgentChild,
   valueUnsafe,
 } from './fixtures/agentChild.js'
 import { EFFECT_LOG } from './fixtures/testTools.mjs'
+import { STORE_KINDS, type StoreKind, fingerprint, untilOwnerGone, useStoreMatrix } from './fixtures/storeMatrix.js'
 
-// -------------------------------------------------------------------------------------
-// the scratch PostgreSQL cluster (fsync off, so the stores are opened with assumeDurable)
-// -------------------------------------------------------------------------------------
-
-const SCRATCH = fileURLToPath(new URL('../../../../scripts/scratch-postgres.mjs', import.meta.url))
-interface Cluster {
-  readonly url: string
-  readonly stop: () => void
-}
-let cluster: Cluster | undefined
-const opened: Array<StorePorts> = []
-
-beforeAll(async () => {
-  const script = (await import(SCRATCH)) as {
-    readonly startScratchPostgres: (o: { readonly fsync: boolean }) => Promise<Cluster>
-  }
-  cluster = await script.startScratchPostgres({ fsync: false })
-}, 120_000)
-
-afterAll(async () => {
-  killAllChildren()
-  for (const stores of opened.splice(0)) await stores.close?.()
-  cluster?.stop()
-  await removeWorlds()
-})
-
-type StoreKind = 'jsonl' | 'sqlite' | 'postgres'
-const STORES: ReadonlyArray<StoreKind> = ['jsonl', 'sqlite', 'postgres']
-
-// The PostgreSQL cluster is shared: each world has a session of its own.
-const storeChoiceOf = async (store: StoreKind, world: World): Promise<StoreChoice | undefined> => {
-  if (store === 'sqlite') return { kind: 'sqlite', file: world.path('maka.sqlite') }
-  if (store === 'postgres') return { kind: 'postgres', url: cluster!.url }
-  return undefined
-}
-
-const openParentStores = (choice: StoreChoice | undefined): StorePorts | undefined => {
-  if (choice === undefined) return undefined
-  const stores =
-    choice.kind === 'sqlite' ? openSqliteStores(choice.file) : openPostgresStores(choice.url, { assumeDurable: true })
-  opened.push(stores)
-  return stores
-}
-
-// PostgreSQL releases a killed child's session lock once its server process sees the connection drop.
-const untilOwnerGone = async (stores: StorePorts, sessionId: string): Promise<void> => {
-  for (let waited = 0; (await valueUnsafe(stores.ownerLocks.read(sessionId))) !== null; waited += 1) {
-    if (waited > 1200) throw new Error('the killed child still owns the session')
-    await new Promise((done) => setTimeout(done, 50))
-  }
-}
-
-// What must never change in a source run: its header and its committed rows as stored.
-const fingerprint = async (stores: StorePorts, world: World, store: StoreKind, runId: string) => {
-  const header = await valueUnsafe(stores.runs.read(world.sessionId, runId))
-  const scan = await valueUnsafe(stores.events.fold(world.sessionId, runId, () => undefined))
-  return {
-    header,
-    digest: scan.digest,
-    highWater: scan.highWater,
-    files: store === 'jsonl' ? await runDigests(world, runId) : null,
-  }
-}
+const { storeChoiceOf, openParentStores } = useStoreMatrix()
 
 const effectLines = async (world: World): Promise<ReadonlyArray<string>> => {
   const path = join(world.workspaceDir, EFFECT_LOG)
@@ -133,7 +66,7 @@ interface Given {
 // A protocol turn over `store` killed at `point` with one append_log call; recovered by a restarted host.
 const givenKilledTurn = async (name: string, kind: StoreKind, point: CrashPoint): Promise<Given> => {
   const world = await makeWorld(name)
-  const store = await storeChoiceOf(kind, world)
+  const store = storeChoiceOf(kind, world)
   const child = spawnAgentChild({
     ...childBase(world),
     mode: 'turn',
@@ -174,7 +107,7 @@ const K11: ReadonlyArray<{ readonly point: CrashPoint; readonly stands: boolean 
   { point: 'after_terminal_header_committed', stands: true },
 ]
 
-const K11_CASES = STORES.flatMap((store) => K11.map((c) => ({ store, ...c })))
+const K11_CASES = STORE_KINDS.flatMap((store) => K11.map((c) => ({ store, ...c })))
 
 describe('resolve under SIGKILL at each adjudication write (K11)', () => {
   it.each(K11_CASES)(
@@ -265,7 +198,7 @@ const LOSER_CODES: ReadonlyArray<string> = [
 ]
 
 describe('racing resolvers and a resolve racing a resume (K12)', () => {
-  it.each(STORES)(
+  it.each(STORE_KINDS)(
     '%s: of eight resolvers exactly one records the verdict, and the store holds one adjudication',
     async (kind) => {
       const { world, store, stores, sourceRunId, operationId, callId } = await givenKilledTurn(
@@ -317,7 +250,7 @@ describe('racing resolvers and a resolve racing a resume (K12)', () => {
     CHILD_PROCESS_TEST_TIMEOUT_MS,
   )
 
-  it.each(STORES)(
+  it.each(STORE_KINDS)(
     '%s: a resolve racing a resume of a call that never started — one of them takes the boundary',
     async (kind) => {
       // K1: the call is committed and never dispatched, so resume would run it again (reissue).
