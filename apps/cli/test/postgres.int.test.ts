@@ -109,7 +109,10 @@ describe('two hosts sharing a PostgreSQL store', () => {
     )
     const codes = racers.map((r) => r.code)
     expect(codes.filter((c) => c === 0)).toHaveLength(1)
-    expect(codes.filter((c) => c !== 0).every((c) => c === 3)).toBe(true)
+    expect(
+      codes.filter((c) => c !== 0).every((c) => c === 3),
+      JSON.stringify(racers.map((r) => [r.code, r.stdout.slice(0, 600), r.stderr.slice(0, 600)])),
+    ).toBe(true)
     const continuations = await rows(url, "SELECT run_id FROM runs WHERE header::jsonb ? 'continuationSource'")
     expect(continuations).toHaveLength(1)
     expect(await rows(url, 'SELECT session_id FROM claims')).toHaveLength(1)

@@ -13,7 +13,17 @@ import { fileURLToPath } from 'node:url'
 import { type Browser, type Page, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences, isParkReason, nextStepForPark } from '@maka/events'
-import { CLI, cliEnv, ledgerRows, removeScratch, runCli, runHeaders, scratch, waitFor } from './support.js'
+import {
+  CLI,
+  cliEnv,
+  killedDemoTurn,
+  ledgerRows,
+  removeScratch,
+  runCli,
+  runHeaders,
+  scratch,
+  waitFor,
+} from './support.js'
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url))
@@ -28,29 +38,8 @@ let workspace = ''
 let out = ''
 
 /** A turn of the hidden demo child, SIGKILLed at `at`. */
-const killedTurn = (sessionId: string, at: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<void> =>
-  new Promise((done, fail) => {
-    const child = spawn(
-      process.execPath,
-      [CLI, '__demo-child', '--data-dir', dataDir, '--session', sessionId, '--cwd', workspace, '--at', at],
-      { env: { ...cliEnv(true), ...extraEnv }, stdio: ['pipe', 'pipe', 'inherit'] },
-    )
-    let out = ''
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      fail(new Error(`the demo child never reached ${at}: ${out}`))
-    }, 60_000)
-    child.stdout.setEncoding('utf8')
-    child.stdout.on('data', (chunk: string) => {
-      out += chunk
-      if (out.includes('"type":"ready"')) child.kill('SIGKILL')
-    })
-    child.on('close', (_code, signal) => {
-      clearTimeout(timer)
-      if (signal === 'SIGKILL') done()
-      else fail(new Error(`the demo child ended by itself: ${out}`))
-    })
-  })
+const killedTurn = (sessionId: string, at: string, env: NodeJS.ProcessEnv = {}): Promise<void> =>
+  killedDemoTurn({ dataDir, workspace }, sessionId, at, { env })
 
 const raw = (
   path: string,
