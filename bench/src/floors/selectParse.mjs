@@ -31,7 +31,7 @@ if (store.startsWith('sqlite:')) {
   if (what === 'ledger') {
     const page = db.prepare(ledgerPage.sqlite).raw()
     for (const [runId] of db.prepare(runsOf.sqlite).raw().all(sessionId)) {
-      for (let after = 0; ; ) {
+      for (let after = 0; ;) {
         const rows = page.all(sessionId, runId, after, PAGE)
         for (const r of rows) keep(r[1])
         if (rows.length < PAGE) break
@@ -49,7 +49,7 @@ if (store.startsWith('sqlite:')) {
   if (what === 'ledger') {
     const runs = await client.query({ text: runsOf.postgres, values: [sessionId], rowMode: 'array' })
     for (const [runId] of runs.rows) {
-      for (let after = 0; ; ) {
+      for (let after = 0; ;) {
         const { rows } = await client.query({
           text: ledgerPage.postgres,
           values: [sessionId, runId, after, PAGE],
