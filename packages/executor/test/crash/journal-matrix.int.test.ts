@@ -881,7 +881,8 @@ describe('a foreground shell call killed at each point (reattach), on every stor
 
       let continuationRunId: string | null = null
       if (first.disposition === 'continue') {
-        expect(await host.runtime.execute(first)).toMatchObject({ _tag: 'Finished', status: 'completed' })
+        const executed = await host.runtime.execute(first)
+        expect(executed, JSON.stringify(executed)).toMatchObject({ _tag: 'Finished', status: 'completed' })
         continuationRunId = c1!.runId
         if (c.answer !== undefined) expect(host.questions).toEqual([`perm-${c1!.settlementPlan![0]!.toolCallId}-r1`])
       }
