@@ -84,7 +84,11 @@ const made: Array<string> = []
 
 /** Removes every temp dir made by `scratch` or handed to `removeLater` (call it in `afterAll`). */
 export const removeScratch = async (): Promise<void> => {
-  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+  // A child a test stopped (a chat in tmux, `maka ui`) may still be writing its last row as the
+  // folder goes: retry what it emptied under us (ENOTEMPTY) instead of failing the suite.
+  await Promise.all(
+    made.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 })),
+  )
 }
 
 /** Removes a folder the CLI left behind (e.g. `demo --keep`) with the other temp dirs. */
