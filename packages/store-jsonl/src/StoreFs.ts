@@ -1,8 +1,9 @@
 /**
  * The filesystem port of the file stores: the few calls they make, and nothing else. The default is
- * node's `fs/promises`; a test passes a port that fails one chosen call with a chosen errno
- * (`makeFaultInjectingFs`), so every write step can be proven to fail closed without filling a disk.
- * `syncStoreFs` makes the same calls synchronously, for a short-lived command (decision 68).
+ * node's, with only what waits on the disk in its thread pool; a test passes a port that fails one
+ * chosen call with a chosen errno (`makeFaultInjectingFs`), so every write step can be proven to fail
+ * closed without filling a disk. `syncStoreFs` makes the same calls synchronously, for a
+ * short-lived command (decision 68).
  */
 import * as fs from 'node:fs'
 import type { Dirent } from 'node:fs'
@@ -62,49 +63,81 @@ export interface StoreFs {
 // constructors
 // -------------------------------------------------------------------------------------
 
-// A row's write (into the page cache) and an fstat (of the inode) take microseconds on the caller's
-// thread, less than a round trip through libuv's thread pool; only what waits on the disk (fsync,
-// reads) goes through the pool, so the event loop never waits for the disk (decision 173).
-const nodeFile = (handle: fsp.FileHandle): StoreFile => ({
-  write: async (buffer, offset, length) => {
-    // A turn of the event loop first, as a write through the pool gave, so a signal that arrives
-    // while the stores work (a second Ctrl+C) is handled before more data lands (decision 68).
-    await new Promise<void>((resolve) => setImmediate(resolve))
-    return { bytesWritten: fs.writeSync(handle.fd, buffer, offset, length) }
-  },
-  read: (buffer, offset, length, position) => handle.read(buffer, offset, length, position),
-  stat: () => settle(() => fs.fstatSync(handle.fd)),
-  truncate: (length) => handle.truncate(length),
-  sync: () => handle.sync(),
-  chmod: (mode) => handle.chmod(mode),
-  close: () => handle.close(),
-})
-
-/**
- * The real filesystem for a process that must stay responsive: whatever waits on the disk (fsync,
- * reads, opens) goes through `fs/promises`; a file's `write` and `stat` run on the caller's thread.
- * @category constructors
- */
-export const nodeStoreFs: StoreFs = {
-  open: async (path, flags, mode) => nodeFile(await fsp.open(path, flags, mode)),
-  link: (existing, target) => fsp.link(existing, target),
-  rename: (from, to) => fsp.rename(from, to),
-  mkdir: async (path, mode) => {
-    await fsp.mkdir(path, { mode })
-  },
-  chmod: (path, mode) => fsp.chmod(path, mode),
-  unlink: (path) => fsp.unlink(path),
-  readdir: (path) => fsp.readdir(path, { withFileTypes: true }),
-  lstat: (path) => fsp.lstat(path),
-  realpath: (path) => fsp.realpath(path),
-}
-
 // A closed descriptor number can be reused by the next open: a call on a closed file must never reach it.
 const badDescriptor = (syscall: string): NodeJS.ErrnoException =>
   Object.assign(new Error(`EBADF: file already closed, ${syscall}`), { code: 'EBADF', errno: -9, syscall })
 
 // A synchronous call as a promise: its throw becomes the rejection.
 const settle = <A>(call: () => A): Promise<A> => new Promise((resolve) => resolve(call()))
+
+// A call through libuv's thread pool as a promise.
+const pooled = <A>(call: (done: (error: NodeJS.ErrnoException | null, value?: A) => void) => void): Promise<A> =>
+  new Promise((resolve, reject) => {
+    call((error, value) => (error === null ? resolve(value as A) : reject(error)))
+  })
+
+// What only changes metadata in memory (a row's write into the page cache, an fstat, a chmod, a
+// link, a close) takes microseconds on the caller's thread, less than a round trip through libuv's
+// thread pool; only what waits on the disk (fsync, truncate, reads, opens of files to read) goes
+// through the pool, so the event loop never waits for the disk (decisions 173, 287).
+const poolFile = (fd: number): StoreFile => {
+  let open = true
+  const live = (syscall: string): number => {
+    if (!open) throw badDescriptor(syscall)
+    return fd
+  }
+  return {
+    write: async (buffer, offset, length) => {
+      // A turn of the event loop first, as a write through the pool gave, so a signal that arrives
+      // while the stores work (a second Ctrl+C) is handled before more data lands (decision 68).
+      await new Promise<void>((resolve) => setImmediate(resolve))
+      return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
+    },
+    read: async (buffer, offset, length, position) => ({
+      bytesRead: await pooled<number>((done) => fs.read(live('read'), buffer, offset, length, position, done)),
+    }),
+    stat: () => settle(() => fs.fstatSync(live('fstat'))),
+    truncate: (length) => pooled<void>((done) => fs.ftruncate(live('ftruncate'), length, done)),
+    sync: () => pooled<void>((done) => fs.fsync(live('fsync'), done)),
+    chmod: (mode) => settle(() => fs.fchmodSync(live('fchmod'), mode)),
+    close: () =>
+      settle(() => {
+        if (!open) return
+        open = false
+        fs.closeSync(fd)
+      }),
+  }
+}
+
+// Opens that create or write a file, or take a folder's handle to fsync it, name an entry the stores
+// have just looked up or changed; an open to read may have to read its folder from the disk first.
+const WRITES = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT | (fs.constants.O_DIRECTORY ?? 0)
+
+/**
+ * The real filesystem for a process that must stay responsive: whatever waits on the disk (fsync,
+ * reads, opens of files to read) goes through libuv's thread pool; a file's `write`, `stat`, `chmod`
+ * and `close`, and `link`, `rename`, `mkdir`, `chmod` and `unlink`, run on the caller's thread.
+ * @category constructors
+ */
+export const nodeStoreFs: StoreFs = {
+  open: async (path, flags, mode) =>
+    poolFile(
+      (flags & WRITES) !== 0
+        ? fs.openSync(path, flags, mode)
+        : await pooled<number>((done) => fs.open(path, flags, mode, done)),
+    ),
+  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
+  rename: (from, to) => settle(() => fs.renameSync(from, to)),
+  mkdir: (path, mode) =>
+    settle(() => {
+      fs.mkdirSync(path, { mode })
+    }),
+  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
+  unlink: (path) => settle(() => fs.unlinkSync(path)),
+  readdir: (path) => fsp.readdir(path, { withFileTypes: true }),
+  lstat: (path) => fsp.lstat(path),
+  realpath: (path) => fsp.realpath(path),
+}
 
 const syncFile = (fd: number): StoreFile => {
   let open = true

@@ -191,11 +191,13 @@ export const confineDir = async (context: StoreContext, dir: string): Outcome<vo
   return E.right(undefined)
 }
 
-const makeOneDir = async (context: StoreContext, dir: string): Outcome<void> => {
+// Answers whether this call created the folder (false: it already existed).
+const makeOneDir = async (context: StoreContext, dir: string): Outcome<boolean> => {
   const made = await attempt('mkdir', dir, () => context.fs.mkdir(dir, DIR_MODE))
-  if (E.isLeft(made)) return isErrno(made.left, 'EEXIST') ? E.right(undefined) : made
+  if (E.isLeft(made)) return isErrno(made.left, 'EEXIST') ? E.right(false) : made
   // mkdir's mode is filtered by the umask; the folder must be owner-only whatever the umask is.
-  return attempt('chmod', dir, () => context.fs.chmod(dir, DIR_MODE))
+  const chmodded = await attempt('chmod', dir, () => context.fs.chmod(dir, DIR_MODE))
+  return E.isLeft(chmodded) ? chmodded : E.right(true)
 }
 
 /**
@@ -230,10 +232,12 @@ export const makeDirs = async (context: StoreContext, dir: string): Outcome<void
     if (found.right === null) {
       const made = await makeOneDir(context, folder)
       if (E.isLeft(made)) return made
-      // Created concurrently by someone else as a link: check what is there now.
-      const now = await lstatOrNull(fs, folder)
-      if (E.isLeft(now)) return now
-      if (now.right?.isSymbolicLink() === true) return linkRefused(context, folder)
+      // Created concurrently by someone else, maybe as a link: check what is there now.
+      if (!made.right) {
+        const now = await lstatOrNull(fs, folder)
+        if (E.isLeft(now)) return now
+        if (now.right?.isSymbolicLink() === true) return linkRefused(context, folder)
+      }
     } else if (found.right.isSymbolicLink()) {
       return linkRefused(context, folder)
     }
