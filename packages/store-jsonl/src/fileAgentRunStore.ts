@@ -34,17 +34,24 @@ import { runDir, runHeaderPath, runsDir } from './layout.js'
 // -------------------------------------------------------------------------------------
 
 /**
- * Creates a checked header exclusively and durably; the caller has already queued on the run.
+ * Creates a checked header exclusively, its content fsynced before it gets its name; the caller has
+ * already queued on the run. With `entries: 'now'` its folder entries are made durable too; with
+ * `'with_first_row'` (a continuation's target, decision 288) the run's first durable append makes
+ * them durable, as it walks up from the ledger it creates in the same folder.
  * @category constructors
  */
-export const createRunHeaderLocked = async (context: StoreContext, run: AgentRun): Outcome<void> => {
+export const createRunHeaderLocked = async (
+  context: StoreContext,
+  run: AgentRun,
+  entries: 'now' | 'with_first_row' = 'now',
+): Outcome<void> => {
   const path = runHeaderPath(context.dataDir, run.sessionId, run.runId)
   const dirs = await makeDirs(context, runDir(context.dataDir, run.sessionId, run.runId))
   if (E.isLeft(dirs)) return dirs
   const created = await exclusiveCreate(context, path, recordBytes(run))
   if (E.isLeft(created)) return created
   if (created.right === 'exists') return E.left(runAlreadyExists(path, run.sessionId, run.runId))
-  return context.dirSync.persist(path)
+  return entries === 'now' ? context.dirSync.persist(path) : E.right(undefined)
 }
 
 const readHeader = async (context: StoreContext, sessionId: string, runId: string): Outcome<AgentRun> => {

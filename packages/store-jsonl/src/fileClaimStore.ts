@@ -4,6 +4,13 @@
  * then exclusively create the target run header. The claim file's exclusive create is what stops
  * two processes from continuing one boundary; a SQLite or PostgreSQL store would do both in one
  * transaction with a unique key.
+ *
+ * The claim is durable (file and folder) before the header gets its name, so a header on disk always
+ * has its claim. The header's content is fsynced before its link; its folder entries become durable
+ * with the target run's first durable append (the continuation-start row), which fsyncs the same
+ * folders as it walks up from the ledger it creates beside the header (decision 288). A power loss
+ * before that row can take the header and leave the claim: recovery's repair of a claim whose header
+ * never appeared, the same outcome as a crash between the two creates.
  */
 import { ContinuationClaim, decodeWith, RunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
@@ -73,7 +80,7 @@ export const makeClaimStore = (context: StoreContext): ClaimStore => {
           return inSubject(
             `create run.json of run ${targetHeader.runId} in session ${targetHeader.sessionId}`,
             serialized(runDir(dataDir, targetHeader.sessionId, targetHeader.runId), () =>
-              createRunHeaderLocked(context, targetHeader),
+              createRunHeaderLocked(context, targetHeader, 'with_first_row'),
             ),
           )
         },

@@ -8,8 +8,25 @@ import { constants } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ledgerPath, makeFileStores, nodeStoreFs, type StoreFile, type StoreFs } from '../src/index.js'
-import { identity, makeTempRoot, referenceLedger, removeTempRoots, runHeader, value } from './fixtures/world.js'
+import {
+  claimPath,
+  ledgerPath,
+  makeFileStores,
+  nodeStoreFs,
+  runHeaderPath,
+  type StoreFile,
+  type StoreFs,
+} from '../src/index.js'
+import {
+  claimAndHeader,
+  identity,
+  makeTempRoot,
+  referenceLedger,
+  removeTempRoots,
+  runHeader,
+  targetIdentity,
+  value,
+} from './fixtures/world.js'
 
 afterAll(removeTempRoots)
 
@@ -133,5 +150,53 @@ describe('a durable append to a JSONL ledger', () => {
       await value(stores.events.append(sessionId, runId, referenceLedger()[0]!))
       expect(recording.calls.filter((c) => c.call === 'fsync')).toEqual([])
     })
+  })
+})
+
+describe('a claim on JSONL files (decision 288)', () => {
+  it('syncs the claim and its folder, then the header’s content; the target’s first durable row syncs the header’s folders', async () => {
+    const dataDir = await makeTempRoot()
+    const setup = makeFileStores(dataDir)
+    await value(setup.runs.create(runHeader()))
+    const [userRow, callRow] = referenceLedger()
+    await value(setup.events.append(sessionId, runId, userRow!, { durable: true }))
+    await value(setup.events.append(sessionId, runId, callRow!))
+    const recording = recordingFs('')
+    const stores = makeFileStores(dataDir, { fs: recording.fs })
+    // A first claim makes the session's folders durable for this instance; the second is measured.
+    await value(stores.claims.claimBoundary(claimAndHeader(1).claim, claimAndHeader(1).header))
+    const target = { ...targetIdentity, runId: 'run-3', invocationId: 'invocation-3', turnId: 'turn-3' }
+    const { claim, header } = claimAndHeader(2, target)
+    const before = recording.calls.length
+    await value(stores.claims.claimBoundary(claim, header))
+    const synced = (from: number) =>
+      recording.calls
+        .slice(from)
+        .filter((c) => c.call === 'fsync')
+        .map((c) => c.path)
+    const claimFile = claimPath(dataDir, sessionId, runId, 2)
+    const headerFile = runHeaderPath(dataDir, sessionId, 'run-3')
+    const claimSyncs = synced(before)
+    // The claim's temp file, the claims folder (the claim is durable before the header exists), then
+    // the header's temp file: three fsyncs, and none of the header's folders.
+    expect(claimSyncs).toHaveLength(3)
+    expect(dirname(claimSyncs[0]!)).toBe(dirname(claimFile))
+    expect(claimSyncs[1]).toBe(dirname(claimFile))
+    expect(dirname(claimSyncs[2]!)).toBe(dirname(headerFile))
+    expect(claimSyncs[2]).not.toBe(headerFile)
+    expect(JSON.parse(await readFile(headerFile, 'utf8'))).toMatchObject({ runId: 'run-3', status: 'created' })
+
+    const afterClaim = recording.calls.length
+    const [start] = referenceLedger(target)
+    await value(stores.events.append(sessionId, 'run-3', start!, { durable: true }))
+    const runFolder = dirname(headerFile)
+    // The ledger, then the folders that hold the header's entries, on up to the first folder this
+    // instance knows to be durable (runs/ was made by the claims, whose walk never passed it).
+    expect(synced(afterClaim)).toEqual([
+      ledgerPath(dataDir, sessionId, 'run-3'),
+      runFolder,
+      dirname(runFolder),
+      dirname(dirname(runFolder)),
+    ])
   })
 })

@@ -23,7 +23,9 @@ export interface ClaimStore {
   /**
    * One operation: exclusively create `claims/<sourceRunId>@<highWater>.json` (EEXIST →
    * `ClaimConflict`), then exclusively create the target run header (EEXIST → `RunAlreadyExists`).
-   * Durable. The header must be the claim's target and carry the claimed boundary as its
+   * The claim is durable before the header exists; the header is durable at the latest with the
+   * target run's first durable append (a power loss before it may leave the claim alone, which
+   * recovery repairs). The header must be the claim's target and carry the claimed boundary as its
    * `continuationSource`.
    */
   claimBoundary(claim: ContinuationClaim, targetHeader: AgentRun): TE.TaskEither<StoreError, void>
