@@ -76,11 +76,22 @@ const pooled = <A>(call: (done: (error: NodeJS.ErrnoException | null, value?: A)
     call((error, value) => (error === null ? resolve(value as A) : reject(error)))
   })
 
-// What only changes metadata in memory (a row's write into the page cache, an fstat, a chmod, a
-// link, a close) takes microseconds on the caller's thread, less than a round trip through libuv's
-// thread pool; only what waits on the disk (fsync, truncate, reads, opens of files to read) goes
-// through the pool, so the event loop never waits for the disk (decisions 173, 287).
-const poolFile = (fd: number): StoreFile => {
+// The calls on a file that may wait on the disk, made through the thread pool or synchronously.
+interface DiskCalls {
+  readonly read: (
+    fd: number,
+    buffer: Uint8Array,
+    offset: number,
+    length: number,
+    position: number | null,
+  ) => Promise<number>
+  readonly truncate: (fd: number, length: number) => Promise<void>
+  readonly sync: (fd: number) => Promise<void>
+}
+
+// A file as a descriptor of our own. A row's write (into the page cache), an fstat, an fchmod and a
+// close take microseconds on the caller's thread; what may wait on the disk is `disk`'s.
+const descriptorFile = (fd: number, disk: DiskCalls): StoreFile => {
   let open = true
   const live = (syscall: string): number => {
     if (!open) throw badDescriptor(syscall)
@@ -94,11 +105,11 @@ const poolFile = (fd: number): StoreFile => {
       return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
     },
     read: async (buffer, offset, length, position) => ({
-      bytesRead: await pooled<number>((done) => fs.read(live('read'), buffer, offset, length, position, done)),
+      bytesRead: await disk.read(live('read'), buffer, offset, length, position),
     }),
     stat: () => settle(() => fs.fstatSync(live('fstat'))),
-    truncate: (length) => pooled<void>((done) => fs.ftruncate(live('ftruncate'), length, done)),
-    sync: () => pooled<void>((done) => fs.fsync(live('fsync'), done)),
+    truncate: (length) => disk.truncate(live('ftruncate'), length),
+    sync: () => disk.sync(live('fsync')),
     chmod: (mode) => settle(() => fs.fchmodSync(live('fchmod'), mode)),
     close: () =>
       settle(() => {
@@ -107,6 +118,21 @@ const poolFile = (fd: number): StoreFile => {
         fs.closeSync(fd)
       }),
   }
+}
+
+// Only what waits on the disk (fsync, truncate, reads) goes through the pool, so the event loop never
+// waits for the disk, and nothing else pays a round trip through it (decisions 173, 287).
+const poolCalls: DiskCalls = {
+  read: (fd, buffer, offset, length, position) =>
+    pooled<number>((done) => fs.read(fd, buffer, offset, length, position, done)),
+  truncate: (fd, length) => pooled<void>((done) => fs.ftruncate(fd, length, done)),
+  sync: (fd) => pooled<void>((done) => fs.fsync(fd, done)),
+}
+
+const syncCalls: DiskCalls = {
+  read: (fd, buffer, offset, length, position) => settle(() => fs.readSync(fd, buffer, offset, length, position)),
+  truncate: (fd, length) => settle(() => fs.ftruncateSync(fd, length)),
+  sync: (fd) => settle(() => fs.fsyncSync(fd)),
 }
 
 // Opens that create or write a file, or take a folder's handle to fsync it, name an entry the stores
@@ -121,10 +147,11 @@ const WRITES = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREA
  */
 export const nodeStoreFs: StoreFs = {
   open: async (path, flags, mode) =>
-    poolFile(
+    descriptorFile(
       (flags & WRITES) !== 0
         ? fs.openSync(path, flags, mode)
         : await pooled<number>((done) => fs.open(path, flags, mode, done)),
+      poolCalls,
     ),
   link: (existing, target) => settle(() => fs.linkSync(existing, target)),
   rename: (from, to) => settle(() => fs.renameSync(from, to)),
@@ -139,34 +166,6 @@ export const nodeStoreFs: StoreFs = {
   realpath: (path) => fsp.realpath(path),
 }
 
-const syncFile = (fd: number): StoreFile => {
-  let open = true
-  const live = (syscall: string): number => {
-    if (!open) throw badDescriptor(syscall)
-    return fd
-  }
-  return {
-    write: async (buffer, offset, length) => {
-      // Every write waits for a turn of the event loop first, as a write through the thread pool did,
-      // so a signal that arrives while the stores work (a second Ctrl+C) is handled before more data lands.
-      await new Promise<void>((resolve) => setImmediate(resolve))
-      return { bytesWritten: fs.writeSync(live('write'), buffer, offset, length) }
-    },
-    read: (buffer, offset, length, position) =>
-      settle(() => ({ bytesRead: fs.readSync(live('read'), buffer, offset, length, position) })),
-    stat: () => settle(() => fs.fstatSync(live('fstat'))),
-    truncate: (length) => settle(() => fs.ftruncateSync(live('ftruncate'), length)),
-    sync: () => settle(() => fs.fsyncSync(live('fsync'))),
-    chmod: (mode) => settle(() => fs.fchmodSync(live('fchmod'), mode)),
-    close: () =>
-      settle(() => {
-        if (!open) return
-        open = false
-        fs.closeSync(fd)
-      }),
-  }
-}
-
 /**
  * The real filesystem through node's synchronous calls, behind the same promises (a failure is a
  * rejection with the same errno). Each call runs on the caller's thread instead of a round trip
@@ -177,7 +176,7 @@ const syncFile = (fd: number): StoreFile => {
  * @category constructors
  */
 export const syncStoreFs: StoreFs = {
-  open: (path, flags, mode) => settle(() => syncFile(fs.openSync(path, flags, mode))),
+  open: (path, flags, mode) => settle(() => descriptorFile(fs.openSync(path, flags, mode), syncCalls)),
   link: (existing, target) => settle(() => fs.linkSync(existing, target)),
   rename: (from, to) => settle(() => fs.renameSync(from, to)),
   mkdir: (path, mode) =>
