@@ -139,6 +139,18 @@ const syncCalls: DiskCalls = {
 // have just looked up or changed; an open to read may have to read its folder from the disk first.
 const WRITES = fs.constants.O_WRONLY | fs.constants.O_RDWR | fs.constants.O_CREAT | (fs.constants.O_DIRECTORY ?? 0)
 
+// Calls that change a folder's entries in memory, on the caller's thread in both ports.
+const entryCalls: Pick<StoreFs, 'link' | 'rename' | 'mkdir' | 'chmod' | 'unlink'> = {
+  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
+  rename: (from, to) => settle(() => fs.renameSync(from, to)),
+  mkdir: (path, mode) =>
+    settle(() => {
+      fs.mkdirSync(path, { mode })
+    }),
+  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
+  unlink: (path) => settle(() => fs.unlinkSync(path)),
+}
+
 /**
  * The real filesystem for a process that must stay responsive: whatever waits on the disk (fsync,
  * reads, opens of files to read) goes through libuv's thread pool; a file's `write`, `stat`, `chmod`
@@ -153,14 +165,7 @@ export const nodeStoreFs: StoreFs = {
         : await pooled<number>((done) => fs.open(path, flags, mode, done)),
       poolCalls,
     ),
-  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
-  rename: (from, to) => settle(() => fs.renameSync(from, to)),
-  mkdir: (path, mode) =>
-    settle(() => {
-      fs.mkdirSync(path, { mode })
-    }),
-  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
-  unlink: (path) => settle(() => fs.unlinkSync(path)),
+  ...entryCalls,
   readdir: (path) => fsp.readdir(path, { withFileTypes: true }),
   lstat: (path) => fsp.lstat(path),
   realpath: (path) => fsp.realpath(path),
@@ -177,14 +182,7 @@ export const nodeStoreFs: StoreFs = {
  */
 export const syncStoreFs: StoreFs = {
   open: (path, flags, mode) => settle(() => descriptorFile(fs.openSync(path, flags, mode), syncCalls)),
-  link: (existing, target) => settle(() => fs.linkSync(existing, target)),
-  rename: (from, to) => settle(() => fs.renameSync(from, to)),
-  mkdir: (path, mode) =>
-    settle(() => {
-      fs.mkdirSync(path, { mode })
-    }),
-  chmod: (path, mode) => settle(() => fs.chmodSync(path, mode)),
-  unlink: (path) => settle(() => fs.unlinkSync(path)),
+  ...entryCalls,
   readdir: (path) => settle(() => fs.readdirSync(path, { withFileTypes: true })),
   lstat: (path) => settle(() => fs.lstatSync(path)),
   realpath: (path) => settle(() => fs.realpathSync.native(path)),
