@@ -4,38 +4,20 @@
  * turns; the test clicks Safe resume and reads the result back from the ledger on disk. One browser
  * for the file; screenshots go to test-artifacts/ (gitignored).
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { mkdir } from 'node:fs/promises'
 import { request } from 'node:http'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { type Browser, type Page, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ParkReasonSentences, isParkReason, nextStepForPark } from '@maka/events'
-import {
-  CLI,
-  cliEnv,
-  killedDemoTurn,
-  ledgerRows,
-  removeScratch,
-  runCli,
-  runHeaders,
-  scratch,
-  waitFor,
-} from './support.js'
-
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
-const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url))
-
-if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/bootstrap.sh installs Debian's chromium.`)
+import { killedDemoTurn, ledgerRows, removeScratch, runCli, runHeaders, scratch, waitFor } from './support.js'
+import { ARTIFACTS, type UiServer, launchChromium, openSession, startUi } from './uiHarness.js'
 
 let browser: Browser
-let server: ChildProcessWithoutNullStreams
+let ui: UiServer | undefined
 let url = ''
 let dataDir = ''
 let workspace = ''
-let out = ''
 
 /** A turn of the hidden demo child, SIGKILLed at `at`. */
 const killedTurn = (sessionId: string, at: string, env: NodeJS.ProcessEnv = {}): Promise<void> =>
@@ -61,12 +43,6 @@ const raw = (
     req.end(method === 'POST' ? JSON.stringify({ args: [] }) : undefined)
   })
 
-const openSession = async (page: Page, sessionId: string): Promise<void> => {
-  await page.goto(url)
-  await page.locator(`[data-session="${sessionId}"]`).click()
-  await page.getByRole('region', { name: 'Interrupted turn' }).waitFor()
-}
-
 beforeAll(async () => {
   const dirs = await scratch()
   dataDir = dirs.dataDir
@@ -77,48 +53,28 @@ beforeAll(async () => {
   await killedTurn('s-parked', 'after_function_call', { MAKA_RUNTIME_TOOL_JOURNAL: '0' })
   // Resumable before the UI starts: its start-up pass continues it before any browser connects.
   await killedTurn('s-auto', 'after_tool_response')
-  server = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
-    env: cliEnv(true),
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  server.stdout.setEncoding('utf8')
-  server.stdout.on('data', (chunk: string) => (out += chunk))
-  url = await waitFor('maka ui to listen', () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1], 60_000)
-  await waitFor('the startup pass', () => out.includes('startup recovery'), 60_000)
+  ui = await startUi(dataDir, { safeResume: true })
+  url = ui.url
+  const started = ui
+  await waitFor('the startup pass', () => started.output().includes('startup recovery'), 60_000)
   // Resumable: killed after a committed tool result, while the UI already runs (so the banner shows
   // instead of the start-up continuation).
   await killedTurn('s-resume', 'after_tool_response')
   // Another host's recovery pass closes it with app_restarted, as after a restart.
   expect((await runCli(['recover', '--data-dir', dataDir])).code).toBe(0)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    chromiumSandbox: false,
-    args: [
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
 })
 
 afterAll(async () => {
   await browser?.close()
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((done) => server.once('exit', done))
-    server.kill('SIGTERM')
-    await exited
-  }
+  await ui?.stop()
   await removeScratch()
 })
 
 describe('maka ui in Chromium', () => {
   it('Safe resume continues the interrupted turn: its text streams in, one continuation, no user row', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-resume')
+    await openSession(page, url, 's-resume')
     await page.getByText('The last turn was interrupted (app_restarted).').waitFor()
     const button = page.getByRole('button', { name: 'Safe resume' })
     await expect(button.isEnabled()).resolves.toBe(true)
@@ -153,7 +109,7 @@ describe('maka ui in Chromium', () => {
   })
 
   it('a browser that connects after start-up is told which interrupted session it continued', async () => {
-    expect(out).toContain('1 interrupted session(s) continuing')
+    expect(ui?.output()).toContain('1 interrupted session(s) continuing')
     const page = await browser.newPage()
     await page.goto(url)
     await page
@@ -192,7 +148,7 @@ describe('maka ui in Chromium', () => {
     expect(reasons).toContain('dangling_tool_state')
     const before = await runHeaders(dataDir, 's-parked')
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-parked')
+    await openSession(page, url, 's-parked')
     const banner = page.getByRole('region', { name: 'Interrupted turn' })
     await banner.getByText('Cannot resume safely').waitFor()
     for (const code of reasons) {
@@ -219,7 +175,7 @@ describe('maka ui in Chromium', () => {
 
   it('a toast never covers the Send button, and an error toast stays until its close button', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-parked')
+    await openSession(page, url, 's-parked')
     // A prompt over the host's limit is refused as bad input: an error toast, and nothing is run.
     await page.getByRole('textbox', { name: 'Prompt' }).fill('x'.repeat(100_001))
     await page.getByRole('button', { name: 'Send' }).click()
@@ -292,22 +248,10 @@ describe('maka ui in Chromium', () => {
     const bad = await runCli(['ui', '--data-dir', dataDir, '--no-open', '--port', 'abc'])
     expect(bad.code).toBe(2)
     expect(bad.stderr).toContain('--port')
-    const off = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
-      env: cliEnv(false),
-      stdio: ['pipe', 'pipe', 'pipe'],
-    })
+    const off = await startUi(dataDir, { safeResume: false })
     try {
-      let out = ''
-      off.stdout.setEncoding('utf8')
-      off.stdout.on('data', (chunk: string) => (out += chunk))
-      const address = new URL(
-        await waitFor(
-          'maka ui to listen',
-          () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1],
-          60_000,
-        ),
-      )
-      expect(out).toContain('safe resume off')
+      const address = new URL(off.url)
+      expect(off.output()).toContain('safe resume off')
       const call = async (channel: string, args: ReadonlyArray<unknown>) => {
         const res = await fetch(`${address.origin}/api/invoke/${channel}`, {
           method: 'POST',
@@ -324,10 +268,8 @@ describe('maka ui in Chromium', () => {
       expect(resume.status).toBe(404)
       expect(resume.body).toMatchObject({ code: 'unknown_channel' })
     } finally {
-      const exited = new Promise((done) => off.once('exit', done))
-      off.kill('SIGTERM')
       // SIGTERM stops the server cleanly.
-      expect(await exited).toBe(0)
+      expect(await off.stop()).toBe(0)
     }
   })
 })

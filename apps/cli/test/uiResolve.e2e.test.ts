@@ -7,17 +7,12 @@
  * with a preview, **Resolve…** opens a confirmation that says what the verdict means, the verdict is
  * recorded, and **Safe resume** then continues the turn. Screenshots go to test-artifacts/.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { type Browser, type Page, chromium } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OperatorVerdictMeanings } from '@maka/events'
 import {
-  CLI,
-  cliEnv,
   killedDemoTurn,
   ledgerRows,
   removeScratch,
@@ -28,18 +23,15 @@ import {
   scriptFile,
   waitFor,
 } from './support.js'
-
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium'
-const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url))
-
-if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: scripts/bootstrap.sh installs Debian's chromium.`)
+import { ARTIFACTS, type UiServer, launchChromium, openSession, startUi } from './uiHarness.js'
 
 let browser: Browser
-let server: ChildProcessWithoutNullStreams
+let ui: UiServer | undefined
 let url = ''
 let root = ''
 let dataDir = ''
-let out = ''
+// What the UI printed so far.
+const out = (): string => ui?.output() ?? ''
 
 // Each session gets a folder of its own, so releasing one command leaves the others running.
 const workspaceOf = async (name: string): Promise<string> => {
@@ -72,12 +64,6 @@ const completedContinuation = (sessionId: string) =>
     90_000,
   )
 
-const openSession = async (page: Page, sessionId: string): Promise<void> => {
-  await page.goto(url)
-  await page.locator(`[data-session="${sessionId}"]`).click()
-  await page.getByRole('region', { name: 'Interrupted turn' }).waitFor()
-}
-
 beforeAll(async () => {
   const dirs = await scratch()
   root = dirs.root
@@ -85,15 +71,10 @@ beforeAll(async () => {
   await mkdir(ARTIFACTS, { recursive: true })
   // Before the UI starts: its start-up pass finds the command running and waits in the background.
   await runningCommandSession({ ...dirs, workspace: await workspaceOf('boot') }, 's-boot')
-  server = spawn(process.execPath, [CLI, 'ui', '--data-dir', dataDir, '--no-open'], {
-    env: { ...cliEnv(true), MAKA_RUNTIME_TOOL_JOURNAL: '1' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
-  server.stdout.setEncoding('utf8')
-  server.stdout.on('data', (chunk: string) => (out += chunk))
-  url = await waitFor('maka ui to listen', () => /Open (http:\/\/127\.0\.0\.1:\d+\/\?token=\S+)/.exec(out)?.[1], 60_000)
+  ui = await startUi(dataDir, { safeResume: true, env: { MAKA_RUNTIME_TOOL_JOURNAL: '1' } })
+  url = ui.url
   // Start-up is not held by the wait: its line comes while the command still runs.
-  await waitFor('the startup pass', () => out.includes('startup recovery'), 60_000)
+  await waitFor('the startup pass', () => out().includes('startup recovery'), 60_000)
   // While the UI runs, closed by another host's recovery as after a restart.
   await runningCommandSession({ ...dirs, workspace: await workspaceOf('wait') }, 's-wait')
   await runningCommandSession({ ...dirs, workspace: await workspaceOf('close') }, 's-close')
@@ -106,38 +87,22 @@ beforeAll(async () => {
     env: { MAKA_RUNTIME_TOOL_JOURNAL: '1' },
   })
   expect((await runCli(['recover', '--data-dir', dataDir])).code).toBe(0)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    chromiumSandbox: false,
-    args: [
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  })
+  browser = await launchChromium()
 }, 240_000)
 
 afterAll(async () => {
   for (const name of ['boot', 'wait', 'close']) await release(name).catch(() => undefined)
   await browser?.close()
-  if (server !== undefined && server.exitCode === null) {
-    const exited = new Promise((done) => server.once('exit', done))
-    server.kill('SIGTERM')
-    await exited
-  }
+  await ui?.stop()
   await removeScratch()
 })
 
 describe('maka ui and a command still running', { timeout: 240_000 }, () => {
   it('start-up waits for it in the background, shows the wait, and continues once it ends', async () => {
-    expect(out).toContain('1 waiting for a command still running')
+    expect(out()).toContain('1 waiting for a command still running')
     const callId = await callIdOf('s-boot')
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-boot')
+    await openSession(page, url, 's-boot')
     const waiting = page.getByRole('status', { name: 'Waiting for a command' })
     await waiting.getByText(new RegExp(`Waiting for shell \\(call ${callId}\\): still running for \\d+ s\\.`)).waitFor()
     await expect(page.getByRole('button', { name: 'Waiting…' }).isDisabled()).resolves.toBe(true)
@@ -157,7 +122,7 @@ describe('maka ui and a command still running', { timeout: 240_000 }, () => {
   it('Safe resume shows which call it waits for and for how long, and resumes by itself when it ends', async () => {
     const callId = await callIdOf('s-wait')
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-wait')
+    await openSession(page, url, 's-wait')
     const banner = page.getByRole('region', { name: 'Interrupted turn' })
     await banner.getByText(`shell (call ${callId}) is still running: Safe resume waits for it to end`).waitFor()
     await page.getByRole('button', { name: 'Safe resume' }).click()
@@ -185,13 +150,13 @@ describe('maka ui and a command still running', { timeout: 240_000 }, () => {
 
   it('closing the tab stops the wait and writes nothing', async () => {
     const page = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(page, 's-close')
+    await openSession(page, url, 's-close')
     await page.getByRole('button', { name: 'Safe resume' }).click()
     await page.getByRole('status', { name: 'Waiting for a command' }).waitFor()
     await page.close()
     await waitFor(
       'the wait to stop',
-      () => out.includes('stopped waiting for 1 command(s); nothing was written'),
+      () => out().includes('stopped waiting for 1 command(s); nothing was written'),
       60_000,
     )
     expect(await runHeaders(dataDir, 's-close')).toHaveLength(1)
@@ -205,7 +170,7 @@ describe('maka ui and a command still running', { timeout: 240_000 }, () => {
     )
     expect(await runHeaders(dataDir, 's-close')).toHaveLength(1)
     const again = await browser.newPage({ viewport: { width: 1100, height: 640 } })
-    await openSession(again, 's-close')
+    await openSession(again, url, 's-close')
     await again.getByRole('button', { name: 'Safe resume' }).click()
     await again.getByText('Resuming from the latest safe boundary').waitFor()
     await completedContinuation('s-close')
@@ -218,7 +183,7 @@ describe('maka ui and a call only a person can settle', { timeout: 240_000 }, ()
   it('lists the open call with a preview; Resolve… says what the verdict means, records it, then Safe resume continues', async () => {
     const callId = await callIdOf('s-open')
     const page = await browser.newPage({ viewport: { width: 1100, height: 900 } })
-    await openSession(page, 's-open')
+    await openSession(page, url, 's-open')
     const banner = page.getByRole('region', { name: 'Interrupted turn' })
     await banner.getByText('Cannot resume safely').waitFor()
     await banner.getByText(`shell (call ${callId})`).waitFor()
