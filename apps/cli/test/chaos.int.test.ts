@@ -4,12 +4,9 @@
  * removed, and bad input is exit 2 before anything is created. (That the checker can fail is proven
  * in packages/chaos/test/checkInvariants.int.test.ts, on data dirs that break each invariant.)
  */
-import { execFile } from 'node:child_process'
-import { mkdtemp, readdir } from 'node:fs/promises'
-import { setPriority, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdir } from 'node:fs/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, type CliResult, cliEnv, removeLater, removeScratch } from './support.js'
+import { type CliResult, removeScratch, freshTmp, runChaosCli } from './support.js'
 
 interface ChaosJson {
   readonly ok: boolean
@@ -31,41 +28,17 @@ interface ChaosJson {
 // A loaded 2-core machine may take minutes for 50 iterations; the test waits on the process, not on a clock.
 const CHAOS_TIMEOUT_MS = 600_000
 
-/**
- * Runs `maka …args` with its own TMPDIR, so the test can see what it leaves behind. Chaos keeps a core
- * busy for a while: it runs at a lower priority (inherited by its children), so the CLI tests beside
- * it keep their pace on a small machine.
- */
 const runChaos = (args: ReadonlyArray<string>, tmp: string): Promise<CliResult> =>
-  new Promise((done) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...cliEnv(false), TMPDIR: tmp }, timeout: CHAOS_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-        done({ code, stdout, stderr })
-      },
-    )
-    try {
-      if (child.pid !== undefined) setPriority(child.pid, 10)
-    } catch {
-      // Already gone (bad input exits at once): there is nothing to lower.
-    }
-  })
+  runChaosCli(args, tmp, CHAOS_TIMEOUT_MS)
 
-const freshTmp = async (): Promise<string> => {
-  const dir = await mkdtemp(join(tmpdir(), 'maka-cli-chaos-'))
-  removeLater(dir)
-  return dir
-}
+const newTmp = (): Promise<string> => freshTmp('maka-cli-chaos-')
 
 describe('maka chaos', { timeout: CHAOS_TIMEOUT_MS }, () => {
   afterAll(removeScratch)
 
   describe('when run for 50 iterations on correct code', () => {
     it('kills children at many boundaries, finds no violation, exits 0, and replays an iteration from its seed', async () => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', '--iterations', '50', '--seed', '20261203', '--json'], tmp)
       expect(result.stderr).toBe('')
       const summary = JSON.parse(result.stdout) as ChaosJson
@@ -104,7 +77,7 @@ describe('maka chaos', { timeout: CHAOS_TIMEOUT_MS }, () => {
 
   describe('when stdout is not a terminal and --json is not given', () => {
     it('prints one plain line per iteration and the summary with kills per boundary', async () => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', '--iterations', '2', '--seed', '7'], tmp)
       expect(result.code).toBe(0)
       const lines = result.stdout.split('\n')
@@ -128,7 +101,7 @@ describe('maka chaos', { timeout: CHAOS_TIMEOUT_MS }, () => {
       [['--seed', '4294967296']],
       [['--data-dir', '/tmp/somewhere']],
     ] as const)('%j is exit 2 with one line on stderr, and nothing is created', async ([args]) => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', ...args], tmp)
       expect(result.code).toBe(2)
       expect(result.stdout).toBe('')

@@ -6,11 +6,20 @@
  * supervisor script ships beside the commands).
  */
 import { execFile } from 'node:child_process'
-import { mkdtemp, readFile, readdir } from 'node:fs/promises'
-import { setPriority, tmpdir } from 'node:os'
+import { readFile, readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, type CliResult, cliEnv, ledgerRows, removeLater, removeScratch, scratch, scriptFile } from './support.js'
+import {
+  CLI,
+  type CliResult,
+  cliEnv,
+  ledgerRows,
+  removeScratch,
+  scratch,
+  scriptFile,
+  freshTmp,
+  runChaosCli,
+} from './support.js'
 
 interface JournalJson {
   readonly ok: boolean
@@ -44,28 +53,9 @@ interface JournalJson {
 const CHAOS_TIMEOUT_MS = 600_000
 
 const runChaos = (args: ReadonlyArray<string>, tmp: string): Promise<CliResult> =>
-  new Promise((done) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...cliEnv(false), TMPDIR: tmp }, timeout: CHAOS_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-        done({ code, stdout, stderr })
-      },
-    )
-    try {
-      if (child.pid !== undefined) setPriority(child.pid, 10)
-    } catch {
-      // Already gone (bad input exits at once).
-    }
-  })
+  runChaosCli(args, tmp, CHAOS_TIMEOUT_MS)
 
-const freshTmp = async (): Promise<string> => {
-  const dir = await mkdtemp(join(tmpdir(), 'maka-cli-chaos-journal-'))
-  removeLater(dir)
-  return dir
-}
+const newTmp = (): Promise<string> => freshTmp('maka-cli-chaos-journal-')
 
 const sum = (counts: Readonly<Record<string, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0)
 
@@ -78,7 +68,7 @@ describe('maka chaos --journal', { timeout: CHAOS_TIMEOUT_MS }, () => {
   it.for(['on', 'off'] as const)(
     '--journal %s: 6 iterations report kills by boundary, outcomes and the continued share, with no violation',
     async (journal) => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', '--journal', journal, '--iterations', '6', '--seed', '7', '--json'], tmp)
       expect(result.stderr).toBe('')
       const summary = JSON.parse(result.stdout) as JournalJson
@@ -118,7 +108,7 @@ describe('maka chaos --journal', { timeout: CHAOS_TIMEOUT_MS }, () => {
   )
 
   it('prints one line per iteration and the summary without --json', async () => {
-    const tmp = await freshTmp()
+    const tmp = await newTmp()
     const result = await runChaos(['chaos', '--journal', 'on', '--iterations', '1', '--seed', '11'], tmp)
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(
@@ -132,7 +122,7 @@ describe('maka chaos --journal', { timeout: CHAOS_TIMEOUT_MS }, () => {
   it.for([[['--journal', 'maybe']], [['--journal', 'on', '--storm-size', '4']]] as const)(
     '%j is exit 2 with one line on stderr, and nothing is created',
     async ([args]) => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', ...args], tmp)
       expect(result.code).toBe(2)
       expect(result.stdout).toBe('')

@@ -6,12 +6,9 @@
  * finds no two repairers of one run. (That it would find them is proven in packages/chaos: the
  * single-writer checks on raw ledgers, and a driver run whose faulty product repairs without a lock.)
  */
-import { execFile } from 'node:child_process'
-import { mkdtemp, readdir } from 'node:fs/promises'
-import { setPriority, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readdir } from 'node:fs/promises'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, type CliResult, cliEnv, removeLater, removeScratch } from './support.js'
+import { type CliResult, removeScratch, freshTmp, runChaosCli } from './support.js'
 
 interface StormJson {
   readonly ok: boolean
@@ -38,30 +35,10 @@ interface StormJson {
 // Sixteen node processes at once on two loaded cores: generous, the test waits on the process.
 const CHAOS_TIMEOUT_MS = 300_000
 
-/** Runs `maka …args` with its own TMPDIR and at a lower priority, like the other chaos test. */
 const runChaos = (args: ReadonlyArray<string>, tmp: string): Promise<CliResult> =>
-  new Promise((done) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { ...cliEnv(false), TMPDIR: tmp }, timeout: CHAOS_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-        done({ code, stdout, stderr })
-      },
-    )
-    try {
-      if (child.pid !== undefined) setPriority(child.pid, 10)
-    } catch {
-      // Already gone (bad input exits at once): there is nothing to lower.
-    }
-  })
+  runChaosCli(args, tmp, CHAOS_TIMEOUT_MS)
 
-const freshTmp = async (): Promise<string> => {
-  const dir = await mkdtemp(join(tmpdir(), 'maka-cli-storm-'))
-  removeLater(dir)
-  return dir
-}
+const newTmp = (): Promise<string> => freshTmp('maka-cli-storm-')
 
 /** Every iteration stormed with `size` children over its dead turn's owner lock, and nothing broke. */
 const expectStormsRan = (summary: StormJson, iterations: number, size: number) => {
@@ -85,7 +62,7 @@ describe('maka chaos --storm-size', { timeout: CHAOS_TIMEOUT_MS }, () => {
 
   describe('when storms of 16 are forced on JSONL', () => {
     it('storms every dead turn with 16 children at once, counts it, and finds no duplicate repair', async () => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(
         ['chaos', '--iterations', '2', '--seed', '4242', '--storm-size', '16', '--json'],
         tmp,
@@ -104,7 +81,7 @@ describe('maka chaos --storm-size', { timeout: CHAOS_TIMEOUT_MS }, () => {
 
   describe('when the output is plain text', () => {
     it('prints the storm of each iteration and the storms line of the summary', async () => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(
         ['chaos', '--iterations', '1', '--seed', '9', '--storm-size', '3', '--storm-roles', 'recover'],
         tmp,
@@ -120,7 +97,7 @@ describe('maka chaos --storm-size', { timeout: CHAOS_TIMEOUT_MS }, () => {
 
   describe('when storms are forced on SQLite', () => {
     it('storms over the dead owner lock in a SQLite store', async () => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(
         ['chaos', '--store', 'sqlite:chaos.sqlite', '--iterations', '1', '--seed', '31', '--storm-size', '8', '--json'],
         tmp,
@@ -139,7 +116,7 @@ describe('maka chaos --storm-size', { timeout: CHAOS_TIMEOUT_MS }, () => {
       [['--storm-roles', 'recover']],
       [['--storm-size', '4', '--storm-roles', 'everyone']],
     ] as const)('%j is exit 2 with one line on stderr, and nothing is created', async ([args]) => {
-      const tmp = await freshTmp()
+      const tmp = await newTmp()
       const result = await runChaos(['chaos', ...args], tmp)
       expect(result.code).toBe(2)
       expect(result.stdout).toBe('')

@@ -6,7 +6,7 @@ import { execFile, execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, rmSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
-import { tmpdir, userInfo } from 'node:os'
+import { setPriority, tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -97,6 +97,36 @@ export const removeLater = (dir: string): void => {
 }
 
 /** Where `tmux -L name` puts its socket, so a test can remove it after `kill-server`. */
+/**
+ * Runs `maka …args` with its own TMPDIR, so a test can see what it leaves behind, and at a lower
+ * priority (inherited by its children): a chaos run keeps a core busy for a while, and the CLI tests
+ * beside it keep their pace on a small machine.
+ */
+export const runChaosCli = (args: ReadonlyArray<string>, tmp: string, timeoutMs: number): Promise<CliResult> =>
+  new Promise((done) => {
+    const child = execFile(
+      process.execPath,
+      [CLI, ...args],
+      { env: { ...cliEnv(false), TMPDIR: tmp }, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        done({ code, stdout, stderr })
+      },
+    )
+    try {
+      if (child.pid !== undefined) setPriority(child.pid, 10)
+    } catch {
+      // Already gone (bad input exits at once): there is nothing to lower.
+    }
+  })
+
+/** A new temp folder, removed with the scratch. */
+export const freshTmp = async (prefix: string): Promise<string> => {
+  const dir = await mkdtemp(join(tmpdir(), prefix))
+  removeLater(dir)
+  return dir
+}
+
 export const tmuxSocketPath = (name: string): string =>
   join(process.env['TMUX_TMPDIR'] ?? '/tmp', `tmux-${userInfo().uid}`, name)
 
