@@ -20,6 +20,8 @@ const UNIQUE_VIOLATION = '23505'
 
 const queriesOf = (q: pg.Pool | pg.ClientBase): SqlQueries => ({
   all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(sql, [...params])).rows as Array<R>,
+  tuples: async (sql, params) =>
+    (await q.query<Array<unknown>>({ text: sql, values: [...params], rowMode: 'array' })).rows,
   value: async (sql, params) => {
     const row = (await q.query(sql, [...params])).rows[0] as Record<string, unknown> | undefined
     return row === undefined ? undefined : Object.values(row)[0]
@@ -38,9 +40,8 @@ export const makePostgresDatabase = (pool: pg.Pool): SqlDatabase => ({
     const client = await pool.connect()
     let broken = false
     try {
-      await client.query('BEGIN')
-      // One snapshot: the header and every page a read sees are one moment's.
-      if (kind === 'read') await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      // One snapshot: the header and every page a read sees are one moment's (one round trip).
+      await client.query(kind === 'read' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN')
       const outcome = await body(queriesOf(client))
       await client.query(E.isLeft(outcome) ? 'ROLLBACK' : 'COMMIT')
       return outcome
@@ -74,6 +75,8 @@ export const postgresDialect: SqlDialect = {
   countEvents: 'SELECT COALESCE(MAX(seq), 0)::integer AS n FROM events WHERE session_id = $1 AND run_id = $2',
   ledgerPage: 'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
   pageRows: 512,
+  // A page is a round trip: a 100k-row ledger read 512 rows at a time took ~0.3 s, 2048 at a time ~0.2 s.
+  readPageRows: 2048,
   replayPageBytes: Number.POSITIVE_INFINITY,
   insertEvent: (q, params) =>
     q.run(
