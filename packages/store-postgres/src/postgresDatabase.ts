@@ -18,10 +18,17 @@ const constraintOf = (cause: unknown): string | undefined =>
     : undefined
 const UNIQUE_VIOLATION = '23505'
 
+// A statement in `readNames` (below the dialect) is prepared under its name, once per connection.
+const named = (sql: string): { readonly text: string; readonly name?: string } => {
+  const name = readNames.get(sql)
+  return name === undefined ? { text: sql } : { text: sql, name }
+}
+
 const queriesOf = (q: pg.Pool | pg.ClientBase): SqlQueries => ({
-  all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(sql, [...params])).rows as Array<R>,
+  all: async <R>(sql: string, params: ReadonlyArray<unknown>) =>
+    (await q.query({ ...named(sql), values: [...params] })).rows as Array<R>,
   tuples: async (sql, params) =>
-    (await q.query<Array<unknown>>({ text: sql, values: [...params], rowMode: 'array' })).rows,
+    (await q.query<Array<unknown>>({ ...named(sql), values: [...params], rowMode: 'array' })).rows,
   value: async (sql, params) => {
     const row = (await q.query(sql, [...params])).rows[0] as Record<string, unknown> | undefined
     return row === undefined ? undefined : Object.values(row)[0]
@@ -146,6 +153,16 @@ export const postgresDialect: SqlDialect = {
     }
   },
 }
+
+// The reads one command repeats page after page (a ledger's pages, a recovery survey's): PostgreSQL
+// parses and plans a named statement once per connection, where an unnamed one is planned again
+// every time (a survey page's runs statement: ~1 ms of planning, a third of its time).
+const readNames: ReadonlyMap<string, string> = new Map([
+  [postgresDialect.ledgerPage, 'maka_ledger_page'],
+  [postgresDialect.surveyShellRuns, 'maka_survey_shell_runs'],
+  [postgresDialect.surveyClaims, 'maka_survey_claims'],
+  [postgresDialect.surveyRuns, 'maka_survey_runs'],
+])
 
 // One running hash; `copy` forks its state, for a digest taken midway through a fold.
 const sha256Of = (hash: Hash): Sha256 => ({
