@@ -210,9 +210,15 @@ export const makeStartupRecovery = (
     }
     // Reported in session order whatever order the sessions finish in.
     const perSession: Array<SessionOutcome> = []
-    for (let at = 0; at < sessionIds.length; at += SURVEY_PAGE_SESSIONS) {
-      const page = sessionIds.slice(at, at + SURVEY_PAGE_SESSIONS)
-      const facts = await pageFacts(page)
+    const pageAt = (at: number) => sessionIds.slice(at, at + SURVEY_PAGE_SESSIONS)
+    // The next page's facts are read while this page's sessions are surveyed, so a database's round
+    // trips overlap the work on the rows already read. Pages hold other sessions, and the facts are
+    // only a survey's: a session that needs a write is read again under its lock.
+    let next = sessionIds.length === 0 ? null : pageFacts(pageAt(0))
+    for (let at = 0; next !== null; at += SURVEY_PAGE_SESSIONS) {
+      const page = pageAt(at)
+      const facts = await next
+      next = at + SURVEY_PAGE_SESSIONS < sessionIds.length ? pageFacts(pageAt(at + SURVEY_PAGE_SESSIONS)) : null
       const pairs = page.map((sessionId, i) => [sessionId, facts[i]] as const)
       perSession.push(
         ...(await mapBounded(pairs, SESSION_CONCURRENCY, ([sessionId, survey]) => recoverSession(sessionId, survey))),

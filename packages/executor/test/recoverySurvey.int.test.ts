@@ -43,8 +43,9 @@ const must = async <A>(task: () => Promise<E.Either<{ readonly _tag: string }, A
   return result.right
 }
 
-// A SQLite store holding SESSIONS sessions of one run each.
-const givenStore = async (): Promise<StorePorts> => {
+// A SQLite store holding SESSIONS sessions of one run each; `open` left running, `disagrees`
+// finished with a ledger that ends in another status.
+const givenStore = async (open_ = OPEN, disagrees = DISAGREES): Promise<StorePorts> => {
   const dir = await mkdtemp(join(tmpdir(), 'maka-survey-'))
   dirs.push(dir)
   const stores = openSqliteStores(join(dir, 'maka.sqlite'))
@@ -57,7 +58,7 @@ const givenStore = async (): Promise<StorePorts> => {
       createdAt: makeIsoTimestampUnsafe(AT),
     }
     await must(stores.sessions.create(record))
-    const open = sessionId === OPEN
+    const open = sessionId === open_
     const header: AgentRun = {
       sessionId: makeSessionIdUnsafe(sessionId),
       runId: makeRunIdUnsafe('run-1'),
@@ -75,7 +76,7 @@ const givenStore = async (): Promise<StorePorts> => {
     const b = makeLedgerBuilderUnsafe(ids)
     const rows = open
       ? [b.userText('x')]
-      : [b.userText('x'), sessionId === DISAGREES ? b.terminal() : b.terminal({ status: 'completed' })]
+      : [b.userText('x'), sessionId === disagrees ? b.terminal() : b.terminal({ status: 'completed' })]
     for (const row of rows) await must(stores.events.append(sessionId, 'run-1', row, { durable: true }))
   }
   return stores
@@ -132,5 +133,32 @@ describe('recover, over a store with a survey', () => {
     expect(bulkReads.filter((read) => read.startsWith('lock '))).toEqual([])
     await bulk.close?.()
     await single.close?.()
+  }, 120_000)
+
+  it("reads the next page's facts before it repairs a session of this page", async () => {
+    const open = sessionIdOf(3)
+    const stores = await givenStore(open, sessionIdOf(SURVEY_PAGE_SESSIONS + 17))
+    const survey = stores.survey
+    if (survey === undefined) throw new Error('the SQLite store offers no survey')
+    const reads: Array<string> = []
+    const logged = counting(stores, reads, false)
+    const report = await recoverOver({
+      ...logged,
+      survey: {
+        read: (sessionIds) => {
+          reads.push(`survey ${sessionIds[0] ?? ''}`)
+          return survey.read(sessionIds)
+        },
+      },
+    })
+    expect(report.actions).toEqual([
+      expect.objectContaining({ sessionId: open, runId: 'run-1', action: 'recovered_terminal' }),
+      expect.objectContaining({ sessionId: sessionIdOf(SURVEY_PAGE_SESSIONS + 17), action: 'header_repaired' }),
+    ])
+    const secondPage = reads.indexOf(`survey ${sessionIdOf(SURVEY_PAGE_SESSIONS)}`)
+    expect(reads[0]).toBe(`survey ${sessionIdOf(0)}`)
+    expect(secondPage).toBeGreaterThan(0)
+    expect(secondPage).toBeLessThan(reads.indexOf(`runs ${open}`))
+    await stores.close?.()
   }, 120_000)
 })

@@ -9,6 +9,7 @@
  * `@maka/stores`' SQL ports (written once for SQLite and PostgreSQL) over this adapter's pool and
  * dialect; ownership is this adapter's own (`postgresOwnerLocks.ts`, decision 116).
  */
+import { Buffer } from 'node:buffer'
 import { hostname } from 'node:os'
 import {
   ioFailed,
@@ -125,6 +126,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
     fence: ownership.fence,
     dialect: postgresDialect,
     sha256,
+    byteLength: (text) => Buffer.byteLength(text, 'utf8'),
   }
 
   return {

@@ -18,8 +18,17 @@ const constraintOf = (cause: unknown): string | undefined =>
     : undefined
 const UNIQUE_VIOLATION = '23505'
 
+// A statement in `readNames` (below the dialect) is prepared under its name, once per connection.
+const named = (sql: string): { readonly text: string; readonly name?: string } => {
+  const name = readNames.get(sql)
+  return name === undefined ? { text: sql } : { text: sql, name }
+}
+
 const queriesOf = (q: pg.Pool | pg.ClientBase): SqlQueries => ({
-  all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(sql, [...params])).rows as Array<R>,
+  all: async <R>(sql: string, params: ReadonlyArray<unknown>) =>
+    (await q.query({ ...named(sql), values: [...params] })).rows as Array<R>,
+  tuples: async (sql, params) =>
+    (await q.query<Array<unknown>>({ ...named(sql), values: [...params], rowMode: 'array' })).rows,
   value: async (sql, params) => {
     const row = (await q.query(sql, [...params])).rows[0] as Record<string, unknown> | undefined
     return row === undefined ? undefined : Object.values(row)[0]
@@ -38,9 +47,8 @@ export const makePostgresDatabase = (pool: pg.Pool): SqlDatabase => ({
     const client = await pool.connect()
     let broken = false
     try {
-      await client.query('BEGIN')
-      // One snapshot: the header and every page a read sees are one moment's.
-      if (kind === 'read') await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      // One snapshot: the header and every page a read sees are one moment's (one round trip).
+      await client.query(kind === 'read' ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN')
       const outcome = await body(queriesOf(client))
       await client.query(E.isLeft(outcome) ? 'ROLLBACK' : 'COMMIT')
       return outcome
@@ -74,6 +82,8 @@ export const postgresDialect: SqlDialect = {
   countEvents: 'SELECT COALESCE(MAX(seq), 0)::integer AS n FROM events WHERE session_id = $1 AND run_id = $2',
   ledgerPage: 'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
   pageRows: 512,
+  // A page is a round trip: a 100k-row ledger read 512 rows at a time took ~0.3 s, 2048 at a time ~0.2 s.
+  readPageRows: 2048,
   replayPageBytes: Number.POSITIVE_INFINITY,
   insertEvent: (q, params) =>
     q.run(
@@ -143,6 +153,16 @@ export const postgresDialect: SqlDialect = {
     }
   },
 }
+
+// The reads one command repeats page after page (a ledger's pages, a recovery survey's): PostgreSQL
+// parses and plans a named statement once per connection, where an unnamed one is planned again
+// every time (a survey page's runs statement: ~1 ms of planning, a third of its time).
+const readNames: ReadonlyMap<string, string> = new Map([
+  [postgresDialect.ledgerPage, 'maka_ledger_page'],
+  [postgresDialect.surveyShellRuns, 'maka_survey_shell_runs'],
+  [postgresDialect.surveyClaims, 'maka_survey_claims'],
+  [postgresDialect.surveyRuns, 'maka_survey_runs'],
+])
 
 // One running hash; `copy` forks its state, for a digest taken midway through a fold.
 const sha256Of = (hash: Hash): Sha256 => ({

@@ -6,6 +6,7 @@
  * The ports are `@maka/stores`' SQL ports (written once for SQLite and PostgreSQL) over this
  * adapter's database and dialect; the owner lock is SQLite's own (decision 116).
  */
+import { Buffer } from 'node:buffer'
 import { resolve } from 'node:path'
 import {
   ioFailed,
@@ -78,6 +79,7 @@ export const openSqliteStores = (file: string, options: SqliteStoresOptions = {}
     fence: () => E.right(undefined),
     dialect: sqliteDialect,
     sha256,
+    byteLength: (text) => Buffer.byteLength(text, 'utf8'),
   }
 
   return {

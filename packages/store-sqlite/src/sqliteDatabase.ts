@@ -29,30 +29,35 @@ export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
     return run
   }
   // Statements are compiled once per handle and kept: the ports use a few dozen distinct texts.
-  // `pluck` changes a statement for good, so a text read for its first column gets its own.
+  // `pluck` and `raw` change a statement for good, so a text read for its first column, or read as
+  // tuples, gets its own.
   const compiled = new WeakMap<Db, Map<string, Statement>>()
-  const prepared = (db: Db, sql: string, firstColumn: boolean): Statement => {
+  const prepared = (db: Db, sql: string, shape: 'objects' | 'first' | 'tuples' = 'objects'): Statement => {
     let byText = compiled.get(db)
     if (byText === undefined) {
       byText = new Map()
       compiled.set(db, byText)
     }
-    const key = firstColumn ? `first\u0000${sql}` : sql
+    const key = shape === 'objects' ? sql : `${shape}\u0000${sql}`
     let statement = byText.get(key)
     if (statement === undefined) {
-      statement = firstColumn ? db.prepare(sql).pluck() : db.prepare(sql)
+      statement = db.prepare(sql)
+      if (shape === 'first') statement.pluck()
+      else if (shape === 'tuples') statement.raw()
       byText.set(key, statement)
     }
     return statement
   }
   const direct = (db: Db): SqlQueries => ({
     all: <R>(sql: string, params: ReadonlyArray<unknown>) =>
-      Promise.resolve(prepared(db, sql, false).all(...params) as Array<R>),
-    value: (sql, params) => Promise.resolve(prepared(db, sql, true).get(...params)),
-    run: (sql, params) => Promise.resolve(prepared(db, sql, false).run(...params).changes),
+      Promise.resolve(prepared(db, sql).all(...params) as Array<R>),
+    tuples: (sql, params) => Promise.resolve(prepared(db, sql, 'tuples').all(...params) as Array<Array<unknown>>),
+    value: (sql, params) => Promise.resolve(prepared(db, sql, 'first').get(...params)),
+    run: (sql, params) => Promise.resolve(prepared(db, sql).run(...params).changes),
   })
   return {
     all: <R>(sql: string, params: ReadonlyArray<unknown>) => exclusive(async () => direct(open()).all<R>(sql, params)),
+    tuples: (sql, params) => exclusive(async () => direct(open()).tuples(sql, params)),
     value: (sql, params) => exclusive(async () => direct(open()).value(sql, params)),
     run: (sql, params) => exclusive(async () => direct(open()).run(sql, params)),
     transaction: <A>(kind: 'write' | 'read', body: (q: SqlQueries) => Promise<SqlOutcome<A>>) =>

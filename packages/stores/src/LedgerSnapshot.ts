@@ -190,8 +190,11 @@ const decodeRowInto = (
  * @category models
  */
 export interface LedgerRowReader {
-  /** Takes the next row's JSON text. */
-  readonly add: (row: string) => void
+  /**
+   * Takes the next row's JSON text; `bytes`, when the caller has counted it, is the text's UTF-8
+   * length (what the row adds to `committedBytes`), so it is not counted twice.
+   */
+  readonly add: (row: string, bytes?: number) => void
   /**
    * The snapshot of the rows taken so far; `committedBytes` counts them as the JSONL file would.
    * With a sink its `events` are empty: every row went to the sink.
@@ -205,24 +208,51 @@ export interface LedgerRowReader {
 }
 
 /**
+ * Options of a row reader.
+ * @category models
+ */
+export interface LedgerRowReaderOptions {
+  /**
+   * The UTF-8 byte length of a text, as `utf8Length` counts it (the default): an adapter passes its
+   * runtime's native count (`Buffer.byteLength`), several times faster than counting in JS.
+   */
+  readonly byteLength?: (text: string) => number
+  /**
+   * `known_absent` skips the repeated-id check and keeps no id, for a second read of rows a digest
+   * proves are the ones a first read checked (as `makeLedgerRowCheck`'s); with it, `keepAtMost`
+   * stops handing rows over after that many, the count the first read kept before any repeated id.
+   */
+  readonly repeatedIds?: 'check' | 'known_absent'
+  readonly keepAtMost?: number
+}
+
+/**
  * Starts reading one run's ledger row by row. With `sink`, every row that would be kept goes to it
  * in order instead, and the reader keeps only the ids.
  * @category constructors
  */
-export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink): LedgerRowReader => {
+export const makeLedgerRowReader = (
+  identity: LedgerIdentity,
+  sink?: LedgerSink,
+  options: LedgerRowReaderOptions = {},
+): LedgerRowReader => {
   const events: Array<RuntimeEvent> = []
+  const byteLength = options.byteLength ?? utf8Length
+  const keepAtMost = options.keepAtMost ?? Number.POSITIVE_INFINITY
   let kept = 0
   const keep: LedgerSink =
     sink === undefined
       ? (event) => {
+          if (kept >= keepAtMost) return
           kept += 1
           events.push(event)
         }
       : (event) => {
+          if (kept >= keepAtMost) return
           kept += 1
           sink(event)
         }
-  const ids = makeIdSet(identity.runId)
+  const ids = options.repeatedIds === 'known_absent' ? noIdCheck : makeIdSet(identity.runId)
   let rows = 0
   let bytes = 0
   let unreadable: LedgerProblem | null = null
@@ -234,9 +264,9 @@ export const makeLedgerRowReader = (identity: LedgerIdentity, sink?: LedgerSink)
     problem: unreadable ?? mismatch,
   })
   return {
-    add: (row) => {
+    add: (row, length) => {
       rows += 1
-      bytes += utf8Length(row) + 1
+      bytes += (length ?? byteLength(row)) + 1
       if (unreadable !== null) return
       // A stored text holding a newline would be two rows in a file: it is not a row.
       const problem = row.includes(NEWLINE_CHAR)

@@ -30,6 +30,7 @@ export {
   type LedgerRowCheck,
   type TornTail,
   type LedgerRowReader,
+  type LedgerRowReaderOptions,
   emptyLedgerSnapshot,
   makeLedgerRowCheck,
   makeLedgerRowReader,

@@ -28,6 +28,11 @@ export type SqlOutcome<A> = E.Either<StoreError, A>
 export interface SqlQueries {
   /** Every row of a query, each keyed by column name. */
   readonly all: <R>(sql: string, params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<R>>
+  /**
+   * Every row of a query as an array of its columns in the statement's order: no object keyed by
+   * name per row, for the reads that go through every row of a ledger.
+   */
+  readonly tuples: (sql: string, params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<ReadonlyArray<unknown>>>
   /** The first column of the first row; `undefined` when there is no row. */
   readonly value: (sql: string, params: ReadonlyArray<unknown>) => Promise<unknown>
   /** Runs a statement and answers how many rows it changed. */
@@ -79,10 +84,15 @@ export interface SqlDialect {
   readonly listRuns: string
   /** `(session_id, run_id)` → the ledger's committed row count. */
   readonly countEvents: string
-  /** `(session_id, run_id, after, limit)` → `{ seq, row }` rows after row `after`, in order. */
+  /** `(session_id, run_id, after, limit)` → `(seq, row)` rows after row `after`, in order (read as tuples). */
   readonly ledgerPage: string
-  /** Rows per ledger page. */
+  /** Rows per ledger page, and at most per replay batch. */
   readonly pageRows: number
+  /**
+   * Rows per page of the passes over a whole ledger (`fold`, `replay`), when a round trip is worth
+   * more rows than `pageRows` (a replay still hands them over `pageRows` at a time); default `pageRows`.
+   */
+  readonly readPageRows?: number
   /** A replay batch ends once it holds this many bytes of row text (or `pageRows` rows). */
   readonly replayPageBytes: number
   /**
@@ -164,6 +174,11 @@ export interface SqlStoreContext {
   readonly fence: (sessionId: string) => SqlOutcome<void>
   readonly dialect: SqlDialect
   readonly sha256: () => Sha256
+  /**
+   * The UTF-8 byte length of a text (`Buffer.byteLength`): what a row adds to a ledger's committed
+   * bytes. Without it the ports count in JS (`utf8Length`), several times slower on long rows.
+   */
+  readonly byteLength?: (text: string) => number
 }
 
 // -------------------------------------------------------------------------------------

@@ -48,7 +48,8 @@ import {
  */
 export const lastRowOf = (sessionId: string, runId: string, last: string | null): RuntimeEvent | null => {
   if (last === null) return null
-  const reader = makeLedgerRowReader({ sessionId, runId })
+  // One row cannot repeat an id: no id set (a page of 64 Ki bits each) per run surveyed.
+  const reader = makeLedgerRowReader({ sessionId, runId }, undefined, { repeatedIds: 'known_absent' })
   reader.add(last)
   const snapshot = reader.snapshot()
   return snapshot.problem === null ? (snapshot.events[0] ?? null) : null
@@ -75,6 +76,15 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
       after,
       dialect.pageRows,
     ])
+
+  const readPageRows = dialect.readPageRows ?? dialect.pageRows
+  // A page of `(seq, row)` tuples, for the passes over a whole ledger (fold and replay).
+  const ledgerTuples = async (q: SqlQueries, sessionId: string, runId: string, after: number) =>
+    (await q.tuples(dialect.ledgerPage, [sessionId, runId, after, readPageRows])) as ReadonlyArray<
+      readonly [seq: number, row: string]
+    >
+
+  const byteLength = context.byteLength ?? utf8Length
 
   const readLedger = async (q: SqlQueries, sessionId: string, runId: string): Promise<LedgerSnapshot> => {
     const reader = makeLedgerRowReader({ sessionId, runId })
@@ -204,18 +214,22 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
             let atPin: PrefixDigest | undefined = pin === 0 ? { rows: 0, digest: hash.copy().hex() } : undefined
             let line = 0
             let failed: { readonly thrown: unknown } | undefined
-            const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
-              try {
-                onEvent(event)
-              } catch (thrown) {
-                failed = { thrown }
-                throw thrown
-              }
-            })
+            const reader = makeLedgerRowReader(
+              { sessionId, runId },
+              (event) => {
+                try {
+                  onEvent(event)
+                } catch (thrown) {
+                  failed = { thrown }
+                  throw thrown
+                }
+              },
+              { byteLength },
+            )
             for (let after = 0; ;) {
-              const page = await ledgerPage(q, sessionId, runId, after)
+              const page = await ledgerTuples(q, sessionId, runId, after)
               try {
-                for (const { seq, row } of page) {
+                for (const [seq, row] of page) {
                   hash.update(row)
                   hash.update('\n')
                   line += 1
@@ -246,29 +260,47 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
           const at = places.ledger(sessionId, runId)
           const hash = context.sha256()
           let batch: Array<RuntimeEvent> = []
-          const reader = makeLedgerRowReader({ sessionId, runId }, (event) => {
-            batch.push(event)
-          })
+          // With the fold's row count known, the digest proves these are the rows the fold checked
+          // for repeated ids, and those it handed over stop before any: no id is kept (as JSONL's).
+          const reader = makeLedgerRowReader(
+            { sessionId, runId },
+            (event) => {
+              batch.push(event)
+            },
+            expected.rows === undefined
+              ? { byteLength }
+              : { byteLength, repeatedIds: 'known_absent', keepAtMost: expected.rows },
+          )
           let bytes = 0
           let after = 0
           // Page by page, each its own statement: no transaction stays open while the consumer
-          // waits. Rows changed between two pages change the digest, which decides at the end.
+          // waits. Rows changed between two pages change the digest, which decides at the end. A
+          // page read may hold several batches: each ends at `pageRows` rows or `replayPageBytes`.
           while (bytes < expected.committedBytes) {
-            const page = await ledgerPage(db, sessionId, runId, after)
+            const page = await ledgerTuples(db, sessionId, runId, after)
             if (page.length === 0) return E.left(ledgerChanged(at, expected.committedBytes, 'fewer_bytes'))
-            let pageBytes = 0
-            for (const { seq, row } of page) {
-              const length = utf8Length(row) + 1
-              bytes += length
-              pageBytes += length
+            let batchRows = 0
+            let batchBytes = 0
+            for (const [seq, row] of page) {
+              const length = byteLength(row)
+              bytes += length + 1
               if (bytes > expected.committedBytes) {
                 return E.left(ledgerChanged(at, expected.committedBytes, 'different_bytes'))
               }
               hash.update(row)
               hash.update('\n')
-              reader.add(row)
+              reader.add(row, length)
               after = seq
-              if (bytes === expected.committedBytes || pageBytes >= dialect.replayPageBytes) break
+              if (bytes === expected.committedBytes) break
+              batchRows += 1
+              batchBytes += length + 1
+              if (batchRows >= dialect.pageRows || batchBytes >= dialect.replayPageBytes) {
+                const delivered = await deliverBatch(onRows, batch, at)
+                batch = []
+                if (E.isLeft(delivered)) return delivered
+                batchRows = 0
+                batchBytes = 0
+              }
             }
             const delivered = await deliverBatch(onRows, batch, at)
             batch = []

@@ -18,7 +18,11 @@ import {
   type SqlStoreContext,
 } from './SqlDatabase.js'
 
-const decodeHeader = decodeWith(AgentRun)
+const decodeWithCodec = decodeWith(AgentRun)
+// \`AgentRun\` is a strict struct of non-transforming codecs: a value its guard accepts decodes to
+// itself, so the guard answers first and the decoder (which builds a context per key, a recovery
+// survey's main cost after the SELECT) runs only for a header it refuses, for its sentence.
+const decodeHeader = (u: unknown): E.Either<string, AgentRun> => (AgentRun.is(u) ? E.right(u) : decodeWithCodec(u))
 
 const decodeRunRow = (places: SqlPlaces, sessionId: string, runId: string, text: string): SqlOutcome<AgentRun> =>
   decodeStoredRecord(
