@@ -18,14 +18,45 @@ const constraintOf = (cause: unknown): string | undefined =>
     : undefined
 const UNIQUE_VIOLATION = '23505'
 
+// The write path's statements run prepared under a name: each connection parses and plans one once,
+// then sends only its parameters, where an unnamed statement is parsed and planned on every call
+// (a third of a one-statement append's time on the server). Only these: a read's plan may depend on
+// its parameters (a list of sessions), and stays the server's choice each time (decision 300).
+const preparedNames = new Map<string, string>()
+const prepared = (text: string): string => {
+  preparedNames.set(text, `maka_write_${preparedNames.size}`)
+  return text
+}
+
+const queryOf = (sql: string, params: ReadonlyArray<unknown>): pg.QueryConfig => {
+  const name = preparedNames.get(sql)
+  return name === undefined ? { text: sql, values: [...params] } : { name, text: sql, values: [...params] }
+}
+
 const queriesOf = (q: pg.Pool | pg.ClientBase): SqlQueries => ({
-  all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(sql, [...params])).rows as Array<R>,
+  all: async <R>(sql: string, params: ReadonlyArray<unknown>) => (await q.query(queryOf(sql, params))).rows as Array<R>,
   value: async (sql, params) => {
-    const row = (await q.query(sql, [...params])).rows[0] as Record<string, unknown> | undefined
+    const row = (await q.query(queryOf(sql, params))).rows[0] as Record<string, unknown> | undefined
     return row === undefined ? undefined : Object.values(row)[0]
   },
-  run: async (sql, params) => (await q.query(sql, [...params])).rowCount ?? 0,
+  run: async (sql, params) => (await q.query(queryOf(sql, params))).rowCount ?? 0,
 })
+
+const INSERT_EVENT = prepared(
+  'INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES ($1, $2, $3, $4, $5) ' +
+    'ON CONFLICT (session_id, run_id, event_id) DO NOTHING',
+)
+const APPEND_AFTER = prepared(
+  'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+    'SELECT $1, $2, $3::integer + 1, $4, $5 FROM runs WHERE session_id = $1 AND run_id = $2 ' +
+    'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1 AND run_id = $2) = $3 ' +
+    'ON CONFLICT DO NOTHING',
+)
+const INSERT_CLAIM = prepared(
+  'WITH session AS (INSERT INTO session_ids (session_id) VALUES ($1) ON CONFLICT DO NOTHING), ' +
+    'claim AS (INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES ($1, $2, $3, $4)) ' +
+    'INSERT INTO runs (session_id, run_id, header) VALUES ($1, $5, $6)',
+)
 
 /**
  * The shared ports' database over a pool.
@@ -68,29 +99,17 @@ export const postgresDialect: SqlDialect = {
   insertRun: 'INSERT INTO runs (session_id, run_id, header) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
   selectHeader: 'SELECT header FROM runs WHERE session_id = $1 AND run_id = $2',
   // The header row's lock orders the appends of one run, across connections and hosts.
-  selectHeaderForAppend: 'SELECT header FROM runs WHERE session_id = $1 AND run_id = $2 FOR UPDATE',
+  selectHeaderForAppend: prepared('SELECT header FROM runs WHERE session_id = $1 AND run_id = $2 FOR UPDATE'),
   updateRun: 'UPDATE runs SET header = $1 WHERE session_id = $2 AND run_id = $3',
   listRuns: 'SELECT run_id AS "runId", header FROM runs WHERE session_id = $1 ORDER BY run_id COLLATE "C"',
-  countEvents: 'SELECT COALESCE(MAX(seq), 0)::integer AS n FROM events WHERE session_id = $1 AND run_id = $2',
+  countEvents: prepared('SELECT COALESCE(MAX(seq), 0)::integer AS n FROM events WHERE session_id = $1 AND run_id = $2'),
   ledgerPage: 'SELECT seq, row FROM events WHERE session_id = $1 AND run_id = $2 AND seq > $3 ORDER BY seq LIMIT $4',
   pageRows: 512,
   replayPageBytes: Number.POSITIVE_INFINITY,
-  insertEvent: (q, params) =>
-    q.run(
-      'INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES ($1, $2, $3, $4, $5) ' +
-        'ON CONFLICT (session_id, run_id, event_id) DO NOTHING',
-      params,
-    ),
+  insertEvent: (q, params) => q.run(INSERT_EVENT, params),
   // One statement, its own transaction: one round trip. The seq's primary key and the id's unique key
   // make a racing append lose here (and take the checking transaction) instead of writing twice.
-  appendAfter: (db, params) =>
-    db.run(
-      'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
-        'SELECT $1, $2, $3::integer + 1, $4, $5 FROM runs WHERE session_id = $1 AND run_id = $2 ' +
-        'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = $1 AND run_id = $2) = $3 ' +
-        'ON CONFLICT DO NOTHING',
-      params,
-    ),
+  appendAfter: (db, params) => db.run(APPEND_AFTER, params),
   lastRow: async (db, sessionId, runId) => {
     const found = (
       await db.all<{ readonly present: boolean; readonly row: string | null }>(
@@ -128,12 +147,14 @@ export const postgresDialect: SqlDialect = {
   insertClaim: async (db, claim, targetHeader, highWater) => {
     const { sessionId, sourceRunId } = claim
     try {
-      await db.run(
-        'WITH session AS (INSERT INTO session_ids (session_id) VALUES ($1) ON CONFLICT DO NOTHING), ' +
-          'claim AS (INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES ($1, $2, $3, $4)) ' +
-          'INSERT INTO runs (session_id, run_id, header) VALUES ($1, $5, $6)',
-        [sessionId, sourceRunId, highWater, JSON.stringify(claim), targetHeader.runId, JSON.stringify(targetHeader)],
-      )
+      await db.run(INSERT_CLAIM, [
+        sessionId,
+        sourceRunId,
+        highWater,
+        JSON.stringify(claim),
+        targetHeader.runId,
+        JSON.stringify(targetHeader),
+      ])
       return E.right('claimed')
     } catch (cause) {
       if (sqlState(cause) !== UNIQUE_VIOLATION) throw cause

@@ -172,6 +172,38 @@ describe('an append (decision 170)', () => {
   })
 })
 
+describe('an append (decisions 300, 301)', () => {
+  it('is one prepared statement, one round trip, from the first append of a new run on', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const all = conformanceRows(S, 1, 5)
+    const rows = all.slice(0, 3)
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    try {
+      expect(await value(s.events.append(S, 'run-1', rows[0]!, { expectedHighWater: 0 }))).toEqual({ highWater: 1 })
+      expect(await value(s.events.append(S, 'run-1', rows[1]!))).toEqual({ highWater: 2 })
+      expect(await value(s.events.append(S, 'run-1', rows[2]!, { expectedHighWater: 2 }))).toEqual({ highWater: 3 })
+      expect(queries).toHaveBeenCalledTimes(3)
+      // Sent by name: the server parses and plans it once per connection.
+      for (const [config] of queries.mock.calls) expect(config).toEqual(expect.objectContaining({ name: expect.any(String) }))
+    } finally {
+      queries.mockRestore()
+    }
+    // A ledger with rows that an instance has not seen refuses the one statement; the checking
+    // append reads it first and answers as it always did.
+    const more = all.slice(3)
+    const stale = await failure(stores(url).events.append(S, 'run-1', more[0]!, { expectedHighWater: 0 }))
+    expect(stale._tag).toBe('HighWaterConflict')
+    expect((await failure(stores(url).events.append(S, 'run-1', rows[0]!)))._tag).toBe('InvalidRecord')
+    expect(await value(stores(url).events.append(S, 'run-1', more[0]!))).toEqual({ highWater: 4 })
+    expect(await value(stores(url).events.append(S, 'run-1', more[1]!, { expectedHighWater: 4 }))).toEqual({
+      highWater: 5,
+    })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual(all)
+  })
+})
+
 describe('a claim (decision 174)', () => {
   it('is one statement, one round trip: the claim, the target header and the session id, or none of them', async () => {
     const url = await fresh()
