@@ -186,7 +186,8 @@ describe('an append (decisions 300, 301)', () => {
       expect(await value(s.events.append(S, 'run-1', rows[2]!, { expectedHighWater: 2 }))).toEqual({ highWater: 3 })
       expect(queries).toHaveBeenCalledTimes(3)
       // Sent by name: the server parses and plans it once per connection.
-      for (const [config] of queries.mock.calls) expect(config).toEqual(expect.objectContaining({ name: expect.any(String) }))
+      for (const [config] of queries.mock.calls)
+        expect(config).toEqual(expect.objectContaining({ name: expect.any(String) }))
     } finally {
       queries.mockRestore()
     }
