@@ -27,7 +27,13 @@ import {
 import pg from 'pg'
 import { migrate, parseTarget, redactError, type Target } from './database.js'
 import { isDurableCommit, readCommitSettings } from './durability.js'
-import { makePostgresDatabase, postgresDialect, sha256 } from './postgresDatabase.js'
+import {
+  makeOwnConnection,
+  makePostgresDatabase,
+  postgresDialect,
+  sha256,
+  type OwnConnection,
+} from './postgresDatabase.js'
 import { makePostgresOwnerLockStore, makePostgresOwnership, postgresOwnerLocksOf } from './postgresOwnerLocks.js'
 
 /**
@@ -82,6 +88,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
   const target: Target = parseTarget(url)
   const hostId = options.hostId ?? currentHostId()
   let pool: pg.Pool | null = null
+  let writer: OwnConnection | null = null
   let ready: Promise<SqlDatabase> | null = null
   let closed = false
   const ownership = makePostgresOwnership(target, () => closed)
@@ -106,7 +113,8 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       try {
         await migrate(created)
         if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
-        return makePostgresDatabase(created)
+        writer = makeOwnConnection(() => new pg.Client(target.config))
+        return makePostgresDatabase(created, writer)
       } catch (cause) {
         ready = null
         pool = null
@@ -149,8 +157,11 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       closed = true
       await ownership.close()
       const toEnd = pool
+      const ownConnection = writer
       pool = null
+      writer = null
       ready = null
+      await ownConnection?.end()
       await toEnd?.end().catch(() => undefined)
     },
   }

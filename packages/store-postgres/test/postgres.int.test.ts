@@ -203,6 +203,34 @@ describe('an append (decisions 300, 301)', () => {
     })
     expect((await value(s.events.read(S, 'run-1'))).events).toEqual(all)
   })
+
+  it('goes over a connection of its own, made again after the server drops it', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const rows = conformanceRows(S, 1, 2)
+    const pooled = vi.spyOn(pg.Pool.prototype, 'query')
+    try {
+      expect(await value(s.events.append(S, 'run-1', rows[0]!))).toEqual({ highWater: 1 })
+      expect(pooled).not.toHaveBeenCalled()
+    } finally {
+      pooled.mockRestore()
+    }
+    await onDatabase(url, (c) =>
+      c.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      ),
+    )
+    // A write sent before the drop is seen fails, as on a pooled connection; the next connects again.
+    for (let attempt = 0; ; attempt += 1) {
+      const updated = await s.runs.update(header)()
+      if (updated._tag === 'Right') break
+      expect(updated.left._tag).toBe('IoFailed')
+      expect(attempt).toBeLessThan(20)
+    }
+    expect(await value(s.events.append(S, 'run-1', rows[1]!))).toEqual({ highWater: 2 })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual(rows)
+  })
 })
 
 describe('a claim (decision 174)', () => {
