@@ -155,14 +155,13 @@ export const sqliteDialect: SqlDialect = {
   // the claim back. Statements run in order here, so a boundary already claimed reads as such first.
   insertClaim: async (db, claim, targetHeader, highWater) => {
     const { sessionId, sourceRunId } = claim
+    // The records are made before the write lock is taken, which is held for the inserts alone.
+    const claimRow = [sessionId, sourceRunId, highWater, JSON.stringify(claim)]
+    const runRow = [sessionId, targetHeader.runId, JSON.stringify(targetHeader)]
     try {
       return await db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
-        if (!(await inserted(q, INSERT_CLAIM, [sessionId, sourceRunId, highWater, JSON.stringify(claim)]))) {
-          return E.right('claim_taken')
-        }
-        if (!(await inserted(q, INSERT_RUN, [sessionId, targetHeader.runId, JSON.stringify(targetHeader)]))) {
-          throw RUN_TAKEN
-        }
+        if (!(await inserted(q, INSERT_CLAIM, claimRow))) return E.right('claim_taken')
+        if (!(await inserted(q, INSERT_RUN, runRow))) throw RUN_TAKEN
         await q.run(sqliteDialect.touchSession, [sessionId])
         return E.right('claimed')
       })
