@@ -172,7 +172,7 @@ describe('an append (decision 170)', () => {
   })
 })
 
-describe('an append (decisions 300, 301)', () => {
+describe('an append (decisions 300, 301, 303)', () => {
   it('is one prepared statement, one round trip, from the first append of a new run on', async () => {
     const url = await fresh()
     const s = stores(url)
