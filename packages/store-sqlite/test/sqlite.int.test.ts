@@ -159,6 +159,39 @@ describe('an append (decision 170)', () => {
   })
 })
 
+describe('the first append of a new run (decision 301)', () => {
+  it('is one statement with no transaction around it, and a ledger with rows is checked first', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const rows = conformanceRows(S, 1, 3)
+    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Database.Statement
+    const run = vi.spyOn(statement, 'run')
+    const exec = vi.spyOn(Database.prototype, 'exec')
+    try {
+      expect(await s.events.append(S, 'run-1', rows[0]!)()).toEqual({ _tag: 'Right', right: { highWater: 1 } })
+      expect(run).toHaveBeenCalledTimes(1)
+      expect(exec).not.toHaveBeenCalled()
+    } finally {
+      run.mockRestore()
+      exec.mockRestore()
+    }
+    // Another instance has not seen these rows: it checks them before its first append lands.
+    const other = stores(file)
+    const stale = await other.events.append(S, 'run-1', rows[1]!, { expectedHighWater: 0 })()
+    expect(stale._tag === 'Left' && stale.left._tag).toBe('HighWaterConflict')
+    const repeated = await other.events.append(S, 'run-1', rows[0]!)()
+    expect(repeated._tag === 'Left' && repeated.left._tag).toBe('InvalidRecord')
+    expect(await other.events.append(S, 'run-1', rows[1]!)()).toEqual({ _tag: 'Right', right: { highWater: 2 } })
+    expect(await stores(file).events.append(S, 'run-1', rows[2]!, { expectedHighWater: 2 })()).toEqual({
+      _tag: 'Right',
+      right: { highWater: 3 },
+    })
+    const read = await s.events.read(S, 'run-1')()
+    expect(read._tag === 'Right' && read.right.events).toEqual(rows)
+  })
+})
+
 describe('a claim (decision 302)', () => {
   const pin = { sourceInvocationId: 'invocation-1', sourceRunId: 'run-1', sourceTurnId: 'turn-1' }
   const claimOf = (highWater: number, target: string) => {
