@@ -62,10 +62,20 @@ const INSERT_CLAIM = prepared(
  * @category models
  */
 export interface OwnConnection {
-  /** The open connection; a rejection is the connect's failure, or `STORE_CLOSED` after `end`. */
-  readonly client: () => Promise<pg.ClientBase>
-  /** Closes it for good. */
+  /**
+   * Runs one statement on it. The connection keeps the process alive only while a statement is in
+   * flight, as the pool's idle connections do not: a host that never closes the store still exits.
+   */
+  readonly query: (config: pg.QueryConfig) => Promise<pg.QueryResult>
+  /** Closes it for good; a later statement is `STORE_CLOSED`. */
   readonly end: () => Promise<void>
+}
+
+// `pg`'s client has `ref`/`unref` (its pool uses them), which its types do not declare.
+const holdLoop = (client: pg.Client, hold: boolean): void => {
+  const handle = client as unknown as { readonly ref?: () => void; readonly unref?: () => void }
+  if (hold) handle.ref?.()
+  else handle.unref?.()
 }
 
 /**
@@ -76,32 +86,45 @@ export interface OwnConnection {
 export const makeOwnConnection = (connect: () => pg.Client): OwnConnection => {
   let current: Promise<pg.Client> | null = null
   let ended = false
+  let inFlight = 0
+  const open = (): Promise<pg.Client> => {
+    current ??= (async () => {
+      const client = connect()
+      const forget = (): void => {
+        current = null
+      }
+      client.on('error', forget)
+      client.on('end', forget)
+      try {
+        await client.connect()
+        return client
+      } catch (cause) {
+        current = null
+        await client.end().catch(() => undefined)
+        throw cause
+      }
+    })()
+    return current
+  }
   return {
-    client: () => {
-      if (ended) return Promise.reject(Object.assign(new Error('the store was closed'), { code: 'STORE_CLOSED' }))
-      current ??= (async () => {
-        const client = connect()
-        const forget = (): void => {
-          current = null
-        }
-        client.on('error', forget)
-        client.on('end', forget)
-        try {
-          await client.connect()
-          return client
-        } catch (cause) {
-          current = null
-          await client.end().catch(() => undefined)
-          throw cause
-        }
-      })()
-      return current
+    query: async (config) => {
+      if (ended) throw Object.assign(new Error('the store was closed'), { code: 'STORE_CLOSED' })
+      inFlight += 1
+      let client: pg.Client | undefined
+      try {
+        client = await open()
+        holdLoop(client, true)
+        return await client.query(config)
+      } finally {
+        inFlight -= 1
+        if (inFlight === 0 && client !== undefined) holdLoop(client, false)
+      }
     },
     end: async () => {
       ended = true
-      const open = current
+      const opened = current
       current = null
-      if (open !== null) await (await open.catch(() => null))?.end().catch(() => undefined)
+      if (opened !== null) await (await opened.catch(() => null))?.end().catch(() => undefined)
     },
   }
 }
@@ -116,7 +139,7 @@ export const makeOwnConnection = (connect: () => pg.Client): OwnConnection => {
  */
 export const makePostgresDatabase = (pool: pg.Pool, writer: OwnConnection): SqlDatabase => ({
   ...queriesOf(pool),
-  run: async (sql, params) => (await (await writer.client()).query(queryOf(sql, params))).rowCount ?? 0,
+  run: async (sql, params) => (await writer.query(queryOf(sql, params))).rowCount ?? 0,
   // One transaction on one pooled connection; a `Left` answer rolls it back.
   transaction: async <A>(kind: 'write' | 'read', body: (q: SqlQueries) => Promise<SqlOutcome<A>>) => {
     const client = await pool.connect()

@@ -231,6 +231,33 @@ describe('an append (decisions 300, 301, 303)', () => {
     expect(await value(s.events.append(S, 'run-1', rows[1]!))).toEqual({ highWater: 2 })
     expect((await value(s.events.read(S, 'run-1'))).events).toEqual(rows)
   })
+
+  it('lets a process that never closes the store exit once its writes are done', async () => {
+    const url = await fresh()
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    delete env['NODE_OPTIONS']
+    const script = [
+      `const { openPostgresStores } = await import(${JSON.stringify(DIST)})`,
+      `const s = openPostgresStores(${JSON.stringify(url)})`,
+      `const header = ${JSON.stringify(header)}`,
+      `const row = ${JSON.stringify(conformanceRows(S, 1, 1)[0])}`,
+      `console.log(JSON.stringify([await s.runs.create(header)(), await s.events.append('${S}', 'run-1', row)()]))`,
+    ].join('\n')
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    children.push(child)
+    let out = ''
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    // The pool's idle connections keep it up to their idle timeout; the writes' own connection must not.
+    const code = await new Promise((done) => child.once('exit', done))
+    expect(code).toBe(0)
+    expect(JSON.parse(out)).toEqual([
+      { _tag: 'Right', right: undefined },
+      { _tag: 'Right', right: { highWater: 1 } },
+    ])
+  })
 })
 
 describe('a claim (decision 174)', () => {
