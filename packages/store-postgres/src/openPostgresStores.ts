@@ -44,7 +44,7 @@ export interface PostgresStores extends StorePorts {
   /** The host id recorded with every owner lock this instance takes. */
   readonly hostId: string
   /**
-   * Connects and brings the schema up to date now, rather than at the first call, and reads the
+   * Connects (the pool and the writes' own connection) and brings the schema up to date now, rather than at the first call, and reads the
    * server's `synchronous_commit` and `fsync` for `capabilities.durableAppend`; rejects with an
    * error whose words hold no secret of the URL and whose `code` is the SQLSTATE or errno.
    */
@@ -110,15 +110,25 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       // An idle connection the server drops must not crash the process: the next query reconnects.
       created.on('error', () => undefined)
       pool = created
+      // The writes' own connection is made beside the migration, not at the first write: a write
+      // that must follow another at once (an owner lock's row after its lock, which racing hosts
+      // wait for) never waits for a connect.
+      const ownConnection = makeOwnConnection(() => new pg.Client(target.config))
       try {
-        await migrate(created)
-        if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
-        writer = makeOwnConnection(() => new pg.Client(target.config))
-        return makePostgresDatabase(created, writer)
+        await Promise.all([
+          (async () => {
+            await migrate(created)
+            if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
+          })(),
+          ownConnection.open(),
+        ])
+        writer = ownConnection
+        return makePostgresDatabase(created, ownConnection)
       } catch (cause) {
         ready = null
         pool = null
         durable = assumed
+        await ownConnection.end()
         await created.end().catch(() => undefined)
         throw cause
       }

@@ -67,6 +67,8 @@ export interface OwnConnection {
    * flight, as the pool's idle connections do not: a host that never closes the store still exits.
    */
   readonly query: (config: pg.QueryConfig) => Promise<pg.QueryResult>
+  /** Connects now, so the first statement does not wait for a connection; a rejection is the connect's. */
+  readonly open: () => Promise<void>
   /** Closes it for good; a later statement is `STORE_CLOSED`. */
   readonly end: () => Promise<void>
 }
@@ -97,6 +99,7 @@ export const makeOwnConnection = (connect: () => pg.Client): OwnConnection => {
       client.on('end', forget)
       try {
         await client.connect()
+        if (inFlight === 0) holdLoop(client, false)
         return client
       } catch (cause) {
         current = null
@@ -119,6 +122,9 @@ export const makeOwnConnection = (connect: () => pg.Client): OwnConnection => {
         inFlight -= 1
         if (inFlight === 0 && client !== undefined) holdLoop(client, false)
       }
+    },
+    open: async () => {
+      await open()
     },
     end: async () => {
       ended = true

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { currentHostId, openPostgresStores, SCHEMA_VERSION, type PostgresStores } from '../src/index.js'
+import { sessionLockKey } from '../src/database.js'
 import { clusterUrl, dropDatabase, freshDatabase, onDatabase } from './support.js'
 
 const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
@@ -232,6 +233,20 @@ describe('an append (decisions 300, 301, 303)', () => {
     expect((await value(s.events.read(S, 'run-1'))).events).toEqual(rows)
   })
 
+  it('is connected when the store opens, so the first write waits for no connect', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await s.ready()
+    const connects = vi.spyOn(pg.Client.prototype, 'connect')
+    try {
+      await value(s.runs.create(header))
+      expect(await value(s.events.append(S, 'run-1', conformanceRows(S, 1, 1)[0]!))).toEqual({ highWater: 1 })
+      expect(connects).not.toHaveBeenCalled()
+    } finally {
+      connects.mockRestore()
+    }
+  })
+
   it('lets a process that never closes the store exit once its writes are done', async () => {
     const url = await fresh()
     const env: NodeJS.ProcessEnv = { ...process.env }
@@ -411,6 +426,50 @@ describe('owner locks across hosts', () => {
     expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
     await value(s.ownerLocks.release(S, lock))
     expect(await value(s.ownerLocks.read(S))).toBeNull()
+  })
+})
+
+describe('an owner lock let go while another host waits for its row (decision 305)', () => {
+  it('is taken by the waiting host, not refused as held by a connection that recorded no owner', async () => {
+    const url = await fresh()
+    const [k1, k2] = sessionLockKey(S)
+    // A connection that holds the session's lock and records no row: a holder between its lock and
+    // its row, or one done so fast that its row is gone before a waiter reads it.
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    try {
+      await holder.query('SELECT pg_advisory_lock($1, $2)', [k1, k2])
+      const waiter = stores(url, 'host-b')
+      await value(waiter.sessions.list())
+      const queries = vi.spyOn(pg.Client.prototype, 'query')
+      try {
+        const acquired = waiter.ownerLocks.acquire(S, lockOf(process.pid), () => Promise.resolve(false))()
+        // Let go once the waiter has found the lock taken.
+        for (let waited = 0; ; waited += 1) {
+          const tries = queries.mock.calls.flatMap(([config], i) =>
+            String(typeof config === 'string' ? config : (config as { text?: unknown }).text).includes(
+              'pg_try_advisory_lock',
+            )
+              ? [i]
+              : [],
+          )
+          if (tries.length > 0) {
+            const first = (await queries.mock.results[tries[0]!]!.value) as { rows: Array<{ ok: boolean }> }
+            expect(first.rows[0]!.ok).toBe(false)
+            break
+          }
+          if (waited > 600) throw new Error('the waiter never tried the lock')
+          await new Promise((done) => setTimeout(done, 5))
+        }
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [k1, k2])
+        expect(await acquired).toEqual({ _tag: 'Right', right: undefined })
+      } finally {
+        queries.mockRestore()
+      }
+      expect(await value(waiter.ownerLocks.read(S))).toEqual(lockOf(process.pid))
+    } finally {
+      await holder.end()
+    }
   })
 })
 
