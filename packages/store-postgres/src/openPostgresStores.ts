@@ -44,12 +44,16 @@ export interface PostgresStores extends StorePorts {
   /** The host id recorded with every owner lock this instance takes. */
   readonly hostId: string
   /**
-   * Connects (the pool and the writes' own connection) and brings the schema up to date now, rather than at the first call, and reads the
-   * server's `synchronous_commit` and `fsync` for `capabilities.durableAppend`; rejects with an
-   * error whose words hold no secret of the URL and whose `code` is the SQLSTATE or errno.
+   * Connects (the pool and the writes' own connection) and brings the schema up to date now, rather
+   * than at the first call, and reads the server's `synchronous_commit` and `fsync` for
+   * `capabilities.durableAppend`; rejects with an error whose words hold no secret of the URL and
+   * whose `code` is the SQLSTATE or errno.
    */
   readonly ready: () => Promise<void>
-  /** Ends the pool and the lock connection (releasing every session it holds); later calls are `IoFailed`. */
+  /**
+   * Ends the pool, the writes' connection and the lock connection (releasing every session it
+   * holds); later calls are `IoFailed`.
+   */
   readonly close: () => Promise<void>
 }
 
