@@ -656,7 +656,15 @@ const journalVerdicts = (journal) => {
 const ratio = (a, b) => a / b
 const verdicts = (report) => {
   const out = []
-  const add = (name, value, limit) => out.push({ name, value: Number(value.toFixed(3)), limit, met: value <= limit })
+  // A limit is a ceiling unless `atLeast` (a rate that must reach it, as appends/s against a floor).
+  const add = (name, value, limit, atLeast = false) =>
+    out.push({
+      name,
+      value: Number(value.toFixed(3)),
+      limit,
+      met: atLeast ? value >= limit : value <= limit,
+      ...(atLeast ? { atLeast } : {}),
+    })
   const bigSizes = report.ledger?.slice(-2) ?? []
   for (const l of bigSizes) {
     const { floor: f, resumePlanJson: p, resume: r } = l.results
@@ -708,26 +716,32 @@ const verdicts = (report) => {
         ratio(micro.jsonlSyncAppends.store.opsPerSecond, micro.jsonlSyncAppends.floor.opsPerSecond),
       )
     }
-    info(
+    add(
       'SQLite durable appends/s vs bare INSERT floor',
       ratio(micro.sqliteAppends.store.opsPerSecond, micro.sqliteAppends.floor.opsPerSecond),
+      0.9,
+      true,
     )
     info(
       'JSONL claim latency vs two-file floor',
       ratio(micro.jsonlClaims.store.medianMs, micro.jsonlClaims.floor.medianMs),
     )
-    info(
+    add(
       'SQLite claim latency vs bare two-row INSERT floor',
       ratio(micro.sqliteClaims.store.medianMs, micro.sqliteClaims.floor.medianMs),
+      1.3,
     )
     if (micro.postgresAppends !== undefined) {
-      info(
+      add(
         'PostgreSQL durable appends/s vs bare INSERT floor',
         ratio(micro.postgresAppends.store.opsPerSecond, micro.postgresAppends.floor.opsPerSecond),
+        0.8,
+        true,
       )
-      info(
+      add(
         'PostgreSQL claim latency vs bare two-row INSERT floor',
         ratio(micro.postgresClaims.store.medianMs, micro.postgresClaims.floor.medianMs),
+        1.3,
       )
     }
     info(`resume plan ${events} events, SQLite vs JSONL`, ratio(plan.planSqlite.medianMs, plan.planJsonl.medianMs))
@@ -880,7 +894,7 @@ const printTargets = (targets) => {
   process.stdout.write('\nTargets:\n')
   for (const t of targets) {
     process.stdout.write(
-      `  ${t.met === undefined ? 'info' : t.met ? 'met ' : 'MISS'}  ${t.name}: ${t.value ?? 'n/a'}${t.limit === undefined ? '' : ` (≤ ${t.limit})`}\n`,
+      `  ${t.met === undefined ? 'info' : t.met ? 'met ' : 'MISS'}  ${t.name}: ${t.value ?? 'n/a'}${t.limit === undefined ? '' : ` (${t.atLeast === true ? '≥' : '≤'} ${t.limit})`}\n`,
     )
   }
 }
@@ -955,7 +969,7 @@ const targetTable = (targets) => [
   '| --- | --- | --- | --- |',
   ...targets.map(
     (t) =>
-      `| ${t.name} | ${t.value ?? 'n/a'} | ${t.limit ?? '—'} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
+      `| ${t.name} | ${t.value ?? 'n/a'} | ${t.limit === undefined ? '—' : t.atLeast === true ? `≥ ${t.limit}` : t.limit} | ${t.met === undefined ? 'info' : t.met ? 'yes' : '**no**'} |`,
   ),
 ]
 

@@ -28,7 +28,13 @@ import {
 import pg from 'pg'
 import { migrate, parseTarget, redactError, type Target } from './database.js'
 import { isDurableCommit, readCommitSettings } from './durability.js'
-import { makePostgresDatabase, postgresDialect, sha256 } from './postgresDatabase.js'
+import {
+  makeOwnConnection,
+  makePostgresDatabase,
+  postgresDialect,
+  sha256,
+  type OwnConnection,
+} from './postgresDatabase.js'
 import { makePostgresOwnerLockStore, makePostgresOwnership, postgresOwnerLocksOf } from './postgresOwnerLocks.js'
 
 /**
@@ -39,12 +45,16 @@ export interface PostgresStores extends StorePorts {
   /** The host id recorded with every owner lock this instance takes. */
   readonly hostId: string
   /**
-   * Connects and brings the schema up to date now, rather than at the first call, and reads the
-   * server's `synchronous_commit` and `fsync` for `capabilities.durableAppend`; rejects with an
-   * error whose words hold no secret of the URL and whose `code` is the SQLSTATE or errno.
+   * Connects (the pool and the writes' own connection) and brings the schema up to date now, rather
+   * than at the first call, and reads the server's `synchronous_commit` and `fsync` for
+   * `capabilities.durableAppend`; rejects with an error whose words hold no secret of the URL and
+   * whose `code` is the SQLSTATE or errno.
    */
   readonly ready: () => Promise<void>
-  /** Ends the pool and the lock connection (releasing every session it holds); later calls are `IoFailed`. */
+  /**
+   * Ends the pool, the writes' connection and the lock connection (releasing every session it
+   * holds); later calls are `IoFailed`.
+   */
   readonly close: () => Promise<void>
 }
 
@@ -83,6 +93,7 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
   const target: Target = parseTarget(url)
   const hostId = options.hostId ?? currentHostId()
   let pool: pg.Pool | null = null
+  let writer: OwnConnection | null = null
   let ready: Promise<SqlDatabase> | null = null
   let closed = false
   const ownership = makePostgresOwnership(target, () => closed)
@@ -104,14 +115,25 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       // An idle connection the server drops must not crash the process: the next query reconnects.
       created.on('error', () => undefined)
       pool = created
+      // The writes' own connection is made beside the migration, not at the first write: a write
+      // that must follow another at once (an owner lock's row after its lock, which racing hosts
+      // wait for) never waits for a connect.
+      const ownConnection = makeOwnConnection(() => new pg.Client(target.config))
       try {
-        await migrate(created)
-        if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
-        return makePostgresDatabase(created)
+        await Promise.all([
+          (async () => {
+            await migrate(created)
+            if (!assumed) durable = isDurableCommit(await readCommitSettings(created))
+          })(),
+          ownConnection.open(),
+        ])
+        writer = ownConnection
+        return makePostgresDatabase(created, ownConnection)
       } catch (cause) {
         ready = null
         pool = null
         durable = assumed
+        await ownConnection.end()
         await created.end().catch(() => undefined)
         throw cause
       }
@@ -151,8 +173,11 @@ export const openPostgresStores = (url: string, options: PostgresStoresOptions =
       closed = true
       await ownership.close()
       const toEnd = pool
+      const ownConnection = writer
       pool = null
+      writer = null
       ready = null
+      await ownConnection?.end()
       await toEnd?.end().catch(() => undefined)
     },
   }

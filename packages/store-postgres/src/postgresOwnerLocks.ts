@@ -196,16 +196,20 @@ export const makePostgresOwnerLockStore = (
             return E.left(ownerLockHeld(at, E.isRight(mine) && mine.right !== null ? mine.right.lock : lock))
           }
           const { client, backendPid } = await lockConnection()
-          const got = (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [k1, k2]))
-            .rows[0]!.ok
+          const tryLock = async () =>
+            (await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', [k1, k2])).rows[0]!.ok
+          let got = await tryLock()
+          // Another live connection holds it: its row follows its lock within a moment — or it lets
+          // go first (a short turn's whole write can take less than one wait here), and the lock is
+          // free again, so each wait tries it once more.
+          for (let attempt = 0; !got && attempt < 50; attempt += 1) {
+            const found = await readLockRow(db, sessionId)
+            if (E.isLeft(found)) return found
+            if (found.right?.live === true) return E.left(ownerLockHeld(at, found.right.lock))
+            await new Promise((done) => setTimeout(done, 20))
+            got = await tryLock()
+          }
           if (!got) {
-            // Another live connection holds it; its row follows its lock within a moment.
-            for (let attempt = 0; attempt < 50; attempt += 1) {
-              const found = await readLockRow(db, sessionId)
-              if (E.isLeft(found)) return found
-              if (found.right?.live === true) return E.left(ownerLockHeld(at, found.right.lock))
-              await new Promise((done) => setTimeout(done, 20))
-            }
             throw Object.assign(new Error('the session lock is held by a connection that recorded no owner'), {
               code: 'OWNER_LOCK_BUSY',
             })

@@ -14,6 +14,7 @@ import { spawn } from 'node:child_process'
 import pg from 'pg'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { currentHostId, openPostgresStores, SCHEMA_VERSION, type PostgresStores } from '../src/index.js'
+import { sessionLockKey } from '../src/database.js'
 import { clusterUrl, dropDatabase, freshDatabase, onDatabase } from './support.js'
 
 const DIST = fileURLToPath(new URL('../dist/index.js', import.meta.url))
@@ -172,6 +173,108 @@ describe('an append (decision 170)', () => {
   })
 })
 
+describe('an append (decisions 300, 301, 303)', () => {
+  it('is one prepared statement, one round trip, from the first append of a new run on', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const all = conformanceRows(S, 1, 5)
+    const rows = all.slice(0, 3)
+    const queries = vi.spyOn(pg.Client.prototype, 'query')
+    try {
+      expect(await value(s.events.append(S, 'run-1', rows[0]!, { expectedHighWater: 0 }))).toEqual({ highWater: 1 })
+      expect(await value(s.events.append(S, 'run-1', rows[1]!))).toEqual({ highWater: 2 })
+      expect(await value(s.events.append(S, 'run-1', rows[2]!, { expectedHighWater: 2 }))).toEqual({ highWater: 3 })
+      expect(queries).toHaveBeenCalledTimes(3)
+      // Sent by name: the server parses and plans it once per connection.
+      for (const [config] of queries.mock.calls)
+        expect(config).toEqual(expect.objectContaining({ name: expect.any(String) }))
+    } finally {
+      queries.mockRestore()
+    }
+    // A ledger with rows that an instance has not seen refuses the one statement; the checking
+    // append reads it first and answers as it always did.
+    const more = all.slice(3)
+    const stale = await failure(stores(url).events.append(S, 'run-1', more[0]!, { expectedHighWater: 0 }))
+    expect(stale._tag).toBe('HighWaterConflict')
+    expect((await failure(stores(url).events.append(S, 'run-1', rows[0]!)))._tag).toBe('InvalidRecord')
+    expect(await value(stores(url).events.append(S, 'run-1', more[0]!))).toEqual({ highWater: 4 })
+    expect(await value(stores(url).events.append(S, 'run-1', more[1]!, { expectedHighWater: 4 }))).toEqual({
+      highWater: 5,
+    })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual(all)
+  })
+
+  it('goes over a connection of its own, made again after the server drops it', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await value(s.runs.create(header))
+    const rows = conformanceRows(S, 1, 2)
+    const pooled = vi.spyOn(pg.Pool.prototype, 'query')
+    try {
+      expect(await value(s.events.append(S, 'run-1', rows[0]!))).toEqual({ highWater: 1 })
+      expect(pooled).not.toHaveBeenCalled()
+    } finally {
+      pooled.mockRestore()
+    }
+    await onDatabase(url, (c) =>
+      c.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      ),
+    )
+    // A write sent before the drop is seen fails, as on a pooled connection; the next connects again.
+    for (let attempt = 0; ; attempt += 1) {
+      const updated = await s.runs.update(header)()
+      if (updated._tag === 'Right') break
+      expect(updated.left._tag).toBe('IoFailed')
+      expect(attempt).toBeLessThan(20)
+    }
+    expect(await value(s.events.append(S, 'run-1', rows[1]!))).toEqual({ highWater: 2 })
+    expect((await value(s.events.read(S, 'run-1'))).events).toEqual(rows)
+  })
+
+  it('is connected when the store opens, so the first write waits for no connect', async () => {
+    const url = await fresh()
+    const s = stores(url)
+    await s.ready()
+    const connects = vi.spyOn(pg.Client.prototype, 'connect')
+    try {
+      await value(s.runs.create(header))
+      expect(await value(s.events.append(S, 'run-1', conformanceRows(S, 1, 1)[0]!))).toEqual({ highWater: 1 })
+      expect(connects).not.toHaveBeenCalled()
+    } finally {
+      connects.mockRestore()
+    }
+  })
+
+  it('lets a process that never closes the store exit once its writes are done', async () => {
+    const url = await fresh()
+    const env: NodeJS.ProcessEnv = { ...process.env }
+    delete env['NODE_OPTIONS']
+    const script = [
+      `const { openPostgresStores } = await import(${JSON.stringify(DIST)})`,
+      `const s = openPostgresStores(${JSON.stringify(url)})`,
+      `const header = ${JSON.stringify(header)}`,
+      `const row = ${JSON.stringify(conformanceRows(S, 1, 1)[0])}`,
+      `console.log(JSON.stringify([await s.runs.create(header)(), await s.events.append('${S}', 'run-1', row)()]))`,
+    ].join('\n')
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    children.push(child)
+    let out = ''
+    child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+    // The pool's idle connections keep it up to their idle timeout; the writes' own connection must not.
+    const code = await new Promise((done) => child.once('exit', done))
+    expect(code).toBe(0)
+    expect(JSON.parse(out)).toEqual([
+      { _tag: 'Right', right: undefined },
+      { _tag: 'Right', right: { highWater: 1 } },
+    ])
+  })
+})
+
 describe('a claim (decision 174)', () => {
   it('is one statement, one round trip: the claim, the target header and the session id, or none of them', async () => {
     const url = await fresh()
@@ -323,6 +426,50 @@ describe('owner locks across hosts', () => {
     expect(await value(s.events.append(S, 'run-1', second!))).toEqual({ highWater: 2 })
     await value(s.ownerLocks.release(S, lock))
     expect(await value(s.ownerLocks.read(S))).toBeNull()
+  })
+})
+
+describe('an owner lock let go while another host waits for its row (decision 305)', () => {
+  it('is taken by the waiting host, not refused as held by a connection that recorded no owner', async () => {
+    const url = await fresh()
+    const [k1, k2] = sessionLockKey(S)
+    // A connection that holds the session's lock and records no row: a holder between its lock and
+    // its row, or one done so fast that its row is gone before a waiter reads it.
+    const holder = new pg.Client({ connectionString: url })
+    await holder.connect()
+    try {
+      await holder.query('SELECT pg_advisory_lock($1, $2)', [k1, k2])
+      const waiter = stores(url, 'host-b')
+      await value(waiter.sessions.list())
+      const queries = vi.spyOn(pg.Client.prototype, 'query')
+      try {
+        const acquired = waiter.ownerLocks.acquire(S, lockOf(process.pid), () => Promise.resolve(false))()
+        // Let go once the waiter has found the lock taken.
+        for (let waited = 0; ; waited += 1) {
+          const tries = queries.mock.calls.flatMap(([config], i) =>
+            String(typeof config === 'string' ? config : (config as { text?: unknown }).text).includes(
+              'pg_try_advisory_lock',
+            )
+              ? [i]
+              : [],
+          )
+          if (tries.length > 0) {
+            const first = (await queries.mock.results[tries[0]!]!.value) as { rows: Array<{ ok: boolean }> }
+            expect(first.rows[0]!.ok).toBe(false)
+            break
+          }
+          if (waited > 600) throw new Error('the waiter never tried the lock')
+          await new Promise((done) => setTimeout(done, 5))
+        }
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [k1, k2])
+        expect(await acquired).toEqual({ _tag: 'Right', right: undefined })
+      } finally {
+        queries.mockRestore()
+      }
+      expect(await value(waiter.ownerLocks.read(S))).toEqual(lockOf(process.pid))
+    } finally {
+      await holder.end()
+    }
   })
 })
 

@@ -64,13 +64,14 @@ export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
       exclusive(async () => {
         const db = open()
         // IMMEDIATE takes the write lock at once, so a check and the write after it are one moment.
-        db.exec(kind === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN')
+        // The transaction's own statements are compiled once too, as the body's are.
+        prepared(db, kind === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN', false).run()
         try {
           const outcome = await body(direct(db))
-          db.exec('COMMIT')
+          prepared(db, 'COMMIT', false).run()
           return outcome
         } catch (cause) {
-          if (db.inTransaction) db.exec('ROLLBACK')
+          if (db.inTransaction) prepared(db, 'ROLLBACK', false).run()
           throw cause
         }
       }),
@@ -78,6 +79,27 @@ export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
 }
 
 const INSERT_RUN = 'INSERT INTO runs (session_id, run_id, header) VALUES (?, ?, ?)'
+const INSERT_CLAIM = 'INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES (?, ?, ?, ?)'
+const INSERT_EVENT = 'INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)'
+const APPEND_AFTER =
+  'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
+  'SELECT ?, ?, ? + 1, ?, ? FROM runs WHERE session_id = ? AND run_id = ? ' +
+  'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND run_id = ?) = ? ' +
+  'ON CONFLICT DO NOTHING'
+
+// Whether an INSERT wrote its row: false when a unique key already holds it (nothing was written).
+const inserted = async (q: SqlQueries, sql: string, params: ReadonlyArray<unknown>): Promise<boolean> => {
+  try {
+    return (await q.run(sql, params)) === 1
+  } catch (cause) {
+    if (!isUniqueViolation(cause)) throw cause
+    return false
+  }
+}
+
+// Thrown out of a claim's transaction to roll back its first row when the second is refused; caught
+// by identity just outside, so it never reaches a caller.
+const RUN_TAKEN = new Error("the claim's target run already exists")
 
 /**
  * SQLite's statements: `?` placeholders, `INSERT OR IGNORE`, binary (code-unit) collation.
@@ -99,23 +121,10 @@ export const sqliteDialect: SqlDialect = {
   ledgerPage: 'SELECT seq, row FROM events WHERE session_id = ? AND run_id = ? AND seq > ? ORDER BY seq LIMIT ?',
   pageRows: 512,
   replayPageBytes: 1 << 20,
-  insertEvent: async (q, params) => {
-    try {
-      return await q.run('INSERT INTO events (session_id, run_id, seq, event_id, row) VALUES (?, ?, ?, ?, ?)', params)
-    } catch (cause) {
-      if (!isUniqueViolation(cause)) throw cause
-      return 0
-    }
-  },
+  insertEvent: async (q, params) => ((await inserted(q, INSERT_EVENT, params)) ? 1 : 0),
   // One statement, its own transaction (autocommit): one commit, as the checking transaction's.
   appendAfter: (db, [sessionId, runId, after, eventId, row]) =>
-    db.run(
-      'INSERT INTO events (session_id, run_id, seq, event_id, row) ' +
-        'SELECT ?, ?, ? + 1, ?, ? FROM runs WHERE session_id = ? AND run_id = ? ' +
-        'AND (SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND run_id = ?) = ? ' +
-        'ON CONFLICT DO NOTHING',
-      [sessionId, runId, after, eventId, row, sessionId, runId, sessionId, runId, after],
-    ),
+    db.run(APPEND_AFTER, [sessionId, runId, after, eventId, row, sessionId, runId, sessionId, runId, after]),
   lastRow: (db, sessionId, runId) =>
     db.transaction('read', async (q): Promise<SqlOutcome<{ readonly run: boolean; readonly row: string | null }>> => {
       if ((await q.value(sqliteDialect.selectHeader, [sessionId, runId])) === undefined) {
@@ -146,27 +155,26 @@ export const sqliteDialect: SqlDialect = {
   selectClaim: 'SELECT record FROM claims WHERE session_id = ? AND source_run_id = ? AND high_water = ?',
   listClaims:
     'SELECT source_run_id AS r, high_water AS hw, record FROM claims WHERE session_id = ? ORDER BY source_run_id, high_water',
-  // One IMMEDIATE transaction: the write lock is held from the first statement, so the checks and
-  // the inserts are one moment; the UNIQUE boundary key and the run's primary key are the backstop.
-  insertClaim: (db, claim, targetHeader, highWater) =>
-    db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
-      const { sessionId, sourceRunId } = claim
-      if ((await q.value(sqliteDialect.selectClaim, [sessionId, sourceRunId, highWater])) !== undefined) {
-        return E.right('claim_taken')
-      }
-      if ((await q.value(sqliteDialect.selectHeader, [sessionId, targetHeader.runId])) !== undefined) {
-        return E.right('run_taken')
-      }
-      await q.run(sqliteDialect.touchSession, [sessionId])
-      await q.run('INSERT INTO claims (session_id, source_run_id, high_water, record) VALUES (?, ?, ?, ?)', [
-        sessionId,
-        sourceRunId,
-        highWater,
-        JSON.stringify(claim),
-      ])
-      await q.run(INSERT_RUN, [sessionId, targetHeader.runId, JSON.stringify(targetHeader)])
-      return E.right('claimed')
-    }),
+  // One IMMEDIATE transaction of three inserts and no read: the UNIQUE boundary key refuses a claim
+  // taken (nothing written yet), then the run's primary key a target run that exists, which rolls
+  // the claim back. Statements run in order here, so a boundary already claimed reads as such first.
+  insertClaim: async (db, claim, targetHeader, highWater) => {
+    const { sessionId, sourceRunId } = claim
+    // The records are made before the write lock is taken, which is held for the inserts alone.
+    const claimRow = [sessionId, sourceRunId, highWater, JSON.stringify(claim)]
+    const runRow = [sessionId, targetHeader.runId, JSON.stringify(targetHeader)]
+    try {
+      return await db.transaction('write', async (q): Promise<SqlOutcome<ClaimInsert>> => {
+        if (!(await inserted(q, INSERT_CLAIM, claimRow))) return E.right('claim_taken')
+        if (!(await inserted(q, INSERT_RUN, runRow))) throw RUN_TAKEN
+        await q.run(sqliteDialect.touchSession, [sessionId])
+        return E.right('claimed')
+      })
+    } catch (cause) {
+      if (cause === RUN_TAKEN) return E.right('run_taken')
+      throw cause
+    }
+  },
 }
 
 // One running hash; `copy` forks its state, for a digest taken midway through a fold.

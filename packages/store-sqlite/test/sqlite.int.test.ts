@@ -159,6 +159,100 @@ describe('an append (decision 170)', () => {
   })
 })
 
+describe('the first append of a new run (decision 301)', () => {
+  it('is one statement with no transaction around it, and a ledger with rows is checked first', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const rows = conformanceRows(S, 1, 3)
+    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Database.Statement
+    const run = vi.spyOn(statement, 'run')
+    const exec = vi.spyOn(Database.prototype, 'exec')
+    try {
+      expect(await s.events.append(S, 'run-1', rows[0]!)()).toEqual({ _tag: 'Right', right: { highWater: 1 } })
+      expect(run).toHaveBeenCalledTimes(1)
+      expect(exec).not.toHaveBeenCalled()
+    } finally {
+      run.mockRestore()
+      exec.mockRestore()
+    }
+    // Another instance has not seen these rows: it checks them before its first append lands.
+    const other = stores(file)
+    const stale = await other.events.append(S, 'run-1', rows[1]!, { expectedHighWater: 0 })()
+    expect(stale._tag === 'Left' && stale.left._tag).toBe('HighWaterConflict')
+    const repeated = await other.events.append(S, 'run-1', rows[0]!)()
+    expect(repeated._tag === 'Left' && repeated.left._tag).toBe('InvalidRecord')
+    expect(await other.events.append(S, 'run-1', rows[1]!)()).toEqual({ _tag: 'Right', right: { highWater: 2 } })
+    expect(await stores(file).events.append(S, 'run-1', rows[2]!, { expectedHighWater: 2 })()).toEqual({
+      _tag: 'Right',
+      right: { highWater: 3 },
+    })
+    const read = await s.events.read(S, 'run-1')()
+    expect(read._tag === 'Right' && read.right.events).toEqual(rows)
+  })
+})
+
+describe('a claim (decision 302)', () => {
+  const pin = { sourceInvocationId: 'invocation-1', sourceRunId: 'run-1', sourceTurnId: 'turn-1' }
+  const claimOf = (highWater: number, target: string) => {
+    const source = { ...pin, sourceRuntimeEventHighWater: highWater }
+    return {
+      claim: {
+        sessionId: S,
+        ...source,
+        targetInvocationId: `invocation-${target}`,
+        targetRunId: target,
+        targetTurnId: `turn-${target}`,
+        claimedAt: AT,
+      } as never,
+      header: {
+        ...(header as object),
+        runId: target,
+        invocationId: `invocation-${target}`,
+        turnId: `turn-${target}`,
+        parentRunId: 'run-1',
+        parentTurnId: 'turn-1',
+        continuationSource: source,
+      } as never,
+    }
+  }
+
+  it('is one transaction of inserts that reads nothing and compiles nothing once warm', async () => {
+    const file = await freshFile()
+    const s = stores(file)
+    await s.runs.create(header)()
+    const warm = claimOf(0, 'run-2')
+    expect(await s.claims.claimBoundary(warm.claim, warm.header)()).toEqual({ _tag: 'Right', right: undefined })
+    const warmRefusal = claimOf(5, 'run-2')
+    expect((await s.claims.claimBoundary(warmRefusal.claim, warmRefusal.header)())._tag).toBe('Left')
+    const statement = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Database.Statement
+    const spies = [
+      vi.spyOn(Database.prototype, 'prepare'),
+      vi.spyOn(Database.prototype, 'exec'),
+      vi.spyOn(statement, 'get'),
+      vi.spyOn(statement, 'all'),
+    ]
+    try {
+      const next = claimOf(1, 'run-3')
+      expect(await s.claims.claimBoundary(next.claim, next.header)()).toEqual({ _tag: 'Right', right: undefined })
+      // A target run that exists refuses the claim, and the claim's row goes with the transaction.
+      const taken = claimOf(2, 'run-2')
+      const refused = await s.claims.claimBoundary(taken.claim, taken.header)()
+      expect(refused._tag === 'Left' && refused.left._tag).toBe('RunAlreadyExists')
+      for (const spy of spies) expect(spy).not.toHaveBeenCalled()
+    } finally {
+      for (const spy of spies) spy.mockRestore()
+    }
+    const claims = await s.claims.list(S)()
+    expect(claims._tag === 'Right' && claims.right.map((c) => c.sourceRuntimeEventHighWater)).toEqual([0, 1])
+    const again = claimOf(1, 'run-4')
+    const conflict = await s.claims.claimBoundary(again.claim, again.header)()
+    expect(conflict._tag === 'Left' && conflict.left._tag).toBe('ClaimConflict')
+    const runs = await s.runs.list(S)()
+    expect(runs._tag === 'Right' && runs.right.map((r) => r.runId)).toEqual(['run-1', 'run-2', 'run-3'])
+  })
+})
+
 describe('stored records', () => {
   it('lists a header that no longer decodes as an error entry, and reads it as Unreadable', async () => {
     const file = await freshFile()

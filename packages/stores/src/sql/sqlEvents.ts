@@ -98,16 +98,16 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
     }
   }
 
-  // Whether the rows after those this instance verified decode as rows of this run.
-  const ledgerIsWhole = async (q: SqlQueries, sessionId: string, runId: string, highWater: number) => {
+  // What is wrong with the ledger, if anything, checking only rows newer than those this instance
+  // verified: `null` when every row decodes as a row of this run. Read once.
+  const ledgerProblem = async (q: SqlQueries, sessionId: string, runId: string, highWater: number) => {
     const key = `${sessionId}\u0000${runId}`
     const known = verified.get(key) ?? 0
-    if (known === highWater) return true
+    if (known === highWater) return null
     if (known > highWater) verified.delete(key)
     const snapshot = await readLedger(q, sessionId, runId)
-    if (snapshot.problem !== null) return false
-    verified.set(key, snapshot.highWater)
-    return true
+    if (snapshot.problem === null) verified.set(key, snapshot.highWater)
+    return snapshot.problem
   }
 
   // The full append: the header's lock, the row count, the whole-ledger check, then the insert.
@@ -126,10 +126,8 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
         return E.left(notFound(places.run(sessionId, runId)))
       }
       const rows = (await q.value(dialect.countEvents, [sessionId, runId])) as number
-      if (!(await ledgerIsWhole(q, sessionId, runId, rows))) {
-        const problem = (await readLedger(q, sessionId, runId)).problem
-        if (problem !== null) return E.left(ledgerUnreadable(at, problem))
-      }
+      const problem = await ledgerProblem(q, sessionId, runId, rows)
+      if (problem !== null) return E.left(ledgerUnreadable(at, problem))
       if (expectedHighWater !== undefined && expectedHighWater !== rows) {
         return E.left(highWaterConflict(at, expectedHighWater, rows))
       }
@@ -152,8 +150,11 @@ export const makeSqlEventStore = (context: SqlStoreContext): RuntimeEventStore =
     expectedHighWater: number | undefined,
   ): Promise<SqlOutcome<{ readonly highWater: number }>> => {
     const key = `${sessionId}\u0000${runId}`
-    const known = verified.get(key)
-    if (known !== undefined && (expectedHighWater === undefined || expectedHighWater === known)) {
+    // A ledger this instance has not seen is tried as an empty one, which has no row to check: the
+    // first append to a new run is one statement too; a ledger that has rows refuses it, and the
+    // checking transaction reads them.
+    const known = verified.get(key) ?? 0
+    if (expectedHighWater === undefined || expectedHighWater === known) {
       if ((await dialect.appendAfter(db, [sessionId, runId, known, eventId, row])) === 1) {
         verified.set(key, known + 1)
         return E.right({ highWater: known + 1 })
