@@ -65,13 +65,13 @@ export const makeSqliteDatabase = (open: () => Db): SqlDatabase => {
         const db = open()
         // IMMEDIATE takes the write lock at once, so a check and the write after it are one moment.
         // The transaction's own statements are compiled once too, as the body's are.
-        prepared(db, kind === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN', false).run()
+        prepared(db, kind === 'write' ? 'BEGIN IMMEDIATE' : 'BEGIN').run()
         try {
           const outcome = await body(direct(db))
-          prepared(db, 'COMMIT', false).run()
+          prepared(db, 'COMMIT').run()
           return outcome
         } catch (cause) {
-          if (db.inTransaction) prepared(db, 'ROLLBACK', false).run()
+          if (db.inTransaction) prepared(db, 'ROLLBACK').run()
           throw cause
         }
       }),
