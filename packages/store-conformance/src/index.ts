@@ -6,3 +6,4 @@
  */
 export { describeStoreConformance, conformanceRows, type ConformanceSubject } from './describeStoreConformance.js'
 export { describeContinuationKills, type ContinuationKillSubject } from './describeContinuationKills.js'
+export { claimAndHeader, runIdentity, type Identity } from './records.js'

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto'
 import { hostname } from 'node:os'
 import { fileURLToPath } from 'node:url'
-import { conformanceRows } from '@maka/store-conformance'
+import { claimAndHeader, conformanceRows, runIdentity } from '@maka/store-conformance'
 import { describeStoreError, type StoreError } from '@maka/stores'
 import { spawn } from 'node:child_process'
 import pg from 'pg'
@@ -280,31 +280,14 @@ describe('a claim (decision 174)', () => {
     const url = await fresh()
     const s = stores(url)
     await value(s.runs.create(header))
-    const pin = {
-      sourceInvocationId: 'invocation-1',
-      sourceRunId: 'run-1',
-      sourceTurnId: 'turn-1',
-      sourceRuntimeEventHighWater: 0,
-    }
-    const claimOf = (target: string) => ({
-      claim: {
+    // Run `target` claims run-1's boundary at 0.
+    const claimOf = (target: string) =>
+      claimAndHeader(runIdentity(S, 1), 0, {
         sessionId: S,
-        ...pin,
-        targetInvocationId: `invocation-${target}`,
-        targetRunId: target,
-        targetTurnId: `turn-${target}`,
-        claimedAt: AT,
-      } as never,
-      header: {
-        ...(header as object),
         runId: target,
         invocationId: `invocation-${target}`,
         turnId: `turn-${target}`,
-        parentRunId: 'run-1',
-        parentTurnId: 'turn-1',
-        continuationSource: pin,
-      } as never,
-    })
+      })
     const won = claimOf('run-2')
     const queries = vi.spyOn(pg.Client.prototype, 'query')
     try {

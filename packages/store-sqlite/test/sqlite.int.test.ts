@@ -9,7 +9,7 @@ import { existsSync, statSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { conformanceRows } from '@maka/store-conformance'
+import { claimAndHeader, conformanceRows, runIdentity } from '@maka/store-conformance'
 import Database from 'better-sqlite3'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
 import { openDatabase } from '../src/database.js'
@@ -193,29 +193,14 @@ describe('the first append of a new run (decision 301)', () => {
 })
 
 describe('a claim (decision 302)', () => {
-  const pin = { sourceInvocationId: 'invocation-1', sourceRunId: 'run-1', sourceTurnId: 'turn-1' }
-  const claimOf = (highWater: number, target: string) => {
-    const source = { ...pin, sourceRuntimeEventHighWater: highWater }
-    return {
-      claim: {
-        sessionId: S,
-        ...source,
-        targetInvocationId: `invocation-${target}`,
-        targetRunId: target,
-        targetTurnId: `turn-${target}`,
-        claimedAt: AT,
-      } as never,
-      header: {
-        ...(header as object),
-        runId: target,
-        invocationId: `invocation-${target}`,
-        turnId: `turn-${target}`,
-        parentRunId: 'run-1',
-        parentTurnId: 'turn-1',
-        continuationSource: source,
-      } as never,
-    }
-  }
+  // Run `target` claims run-1's boundary at `highWater`.
+  const claimOf = (highWater: number, target: string) =>
+    claimAndHeader(runIdentity(S, 1), highWater, {
+      sessionId: S,
+      runId: target,
+      invocationId: `invocation-${target}`,
+      turnId: `turn-${target}`,
+    })
 
   it('is one transaction of inserts that reads nothing and compiles nothing once warm', async () => {
     const file = await freshFile()
