@@ -18,6 +18,7 @@ import {
 } from '@maka/executor'
 import type { StorePorts } from '@maka/stores'
 import { builtinTools } from '@maka/tools'
+import { noteCodePath } from './codePaths.js'
 import type { CommandMcp } from './commandMcp.js'
 
 /**
@@ -77,11 +78,15 @@ export const toolJournalFromEnv = (env: NodeJS.ProcessEnv = process.env): boolea
  * Builds the runtime a command runs on.
  * @category constructors
  */
-export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
-  makeFileRuntime({
+export const composeRuntime = (choice: RuntimeChoice): FileRuntime => {
+  const toolJournal = choice.toolJournal ?? toolJournalFromEnv()
+  // A protocol run's tool calls go through the journal's own code (the dispatch row, the args
+  // digest): the command's code cache must hold it too, whichever run wrote the cache first.
+  if (toolJournal && choice.safeBoundaryResumeEnabled) noteCodePath('tool-journal')
+  return makeFileRuntime({
     dataDir: choice.dataDir,
     ...(choice.filesDir === undefined ? {} : { filesDir: choice.filesDir }),
-    toolJournal: choice.toolJournal ?? toolJournalFromEnv(),
+    toolJournal,
     ...(choice.stores === undefined ? {} : { stores: choice.stores }),
     tools: [...builtinTools(), ...(choice.mcp?.tools ?? [])],
     ...(choice.mcp === undefined || choice.mcp.unavailableToolServers.length === 0
@@ -98,3 +103,4 @@ export const composeRuntime = (choice: RuntimeChoice): FileRuntime =>
     ...(choice.askPermission === undefined ? {} : { askPermission: choice.askPermission }),
     ...(choice.onCrashPoint === undefined ? {} : { onCrashPoint: choice.onCrashPoint }),
   })
+}

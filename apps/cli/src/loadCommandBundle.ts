@@ -15,12 +15,18 @@
  * who can change the code can change it. A cache that cannot be written (a read-only install) is
  * skipped; a write is a temporary file renamed into place, so a killed process never leaves half a
  * cache.
+ *
+ * Which code a cache holds depends on the run that wrote it, so a cache names the code paths that
+ * run took (`noteCodePath`), and a later run that took one it lacks rewrites it at exit. The new
+ * cache holds the old one's functions and the new run's, so the paths only ever accumulate, and a
+ * cache is rewritten at most once per path.
  */
 import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { basename, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Script } from 'node:vm'
+import { notedCodePaths } from './codePaths.js'
 import * as exitCodes from './ExitCode.js'
 
 /**
@@ -39,6 +45,36 @@ const readOrUndefined = (path: string): Buffer | undefined => {
   } catch {
     return undefined
   }
+}
+
+// A cache file: this line, the JSON array of the code paths its run took, spaces up to a multiple of
+// 16 bytes (V8 copies cache data that is not pointer-aligned), a newline, then V8's bytes.
+const CACHE_MAGIC = 'maka-code-cache/1 '
+const MAX_HEADER_BYTES = 4096
+
+interface CodeCache {
+  readonly paths: ReadonlySet<string>
+  readonly data: Buffer
+}
+
+const readCodeCache = (file: Buffer): CodeCache | undefined => {
+  if (file.toString('latin1', 0, CACHE_MAGIC.length) !== CACHE_MAGIC) return undefined
+  const end = file.indexOf(0x0a, CACHE_MAGIC.length)
+  if (end < 0 || end >= MAX_HEADER_BYTES) return undefined
+  let paths: unknown
+  try {
+    paths = JSON.parse(file.toString('utf8', CACHE_MAGIC.length, end))
+  } catch {
+    return undefined
+  }
+  if (!Array.isArray(paths) || !paths.every((path): path is string => typeof path === 'string')) return undefined
+  return { paths: new Set(paths), data: file.subarray(end + 1) }
+}
+
+const codeCacheFile = (paths: ReadonlySet<string>, data: Buffer): Buffer => {
+  const line = `${CACHE_MAGIC}${JSON.stringify([...paths].sort())}`
+  const pad = (16 - ((Buffer.byteLength(line) + 1) % 16)) % 16
+  return Buffer.concat([Buffer.from(`${line}${' '.repeat(pad)}\n`, 'utf8'), data])
 }
 
 const writeAtomically = (path: string, data: Buffer): void => {
@@ -60,15 +96,21 @@ const writeAtomically = (path: string, data: Buffer): void => {
 export const loadCommandBundle = (bundle: string): Record<string, unknown> => {
   const source = readFileSync(bundle, 'utf8')
   const cacheFile = codeCachePath(bundle)
-  const cachedData = readOrUndefined(cacheFile)
+  const file = readOrUndefined(cacheFile)
+  const cached = file === undefined ? undefined : readCodeCache(file)
   const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
     filename: bundle,
-    ...(cachedData === undefined ? {} : { cachedData }),
+    ...(cached === undefined ? {} : { cachedData: cached.data }),
   })
-  if (cachedData === undefined || script.cachedDataRejected === true) {
-    // Written at exit, so the cache also holds every function this run compiled, not only the top level.
-    process.once('exit', () => writeAtomically(cacheFile, script.createCachedData()))
-  }
+  const usable = cached !== undefined && script.cachedDataRejected !== true ? cached : undefined
+  // Written at exit, so the cache also holds every function this run compiled, not only the top level;
+  // and rewritten by a run down a path the cache has not seen, whose functions it therefore lacks.
+  process.once('exit', () => {
+    const ran = notedCodePaths()
+    if (usable !== undefined && [...ran].every((path) => usable.paths.has(path))) return
+    const paths = new Set([...(usable?.paths ?? []), ...ran])
+    writeAtomically(cacheFile, codeCacheFile(paths, script.createCachedData()))
+  })
   const nodeRequire = createRequire(bundle)
   const bundleRequire = Object.assign(
     (id: string): unknown => (id === './ExitCode.js' ? exitCodes : nodeRequire(id)),

@@ -1,10 +1,11 @@
 /**
  * The code cache of the hot commands' bundles (`src/loadCommandBundle.ts`): written beside a bundle
- * by its first run, reused (never rewritten) by the next, never applied to code it was not made from,
- * and harmless when damaged. Each load runs in its own `node` process, as `maka` does.
+ * by its first run, reused (never rewritten) by the next, rewritten once by a run down a code path it
+ * has not seen, never applied to code it was not made from, and harmless when damaged. Each load
+ * runs in its own `node` process, as `maka` does.
  */
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,6 +14,7 @@ import { CLI, cliEnv } from './support.js'
 
 const LOADER = fileURLToPath(new URL('../dist/loadCommandBundle.js', import.meta.url))
 const EXIT_CODE = fileURLToPath(new URL('../dist/ExitCode.js', import.meta.url))
+const CODE_PATHS = fileURLToPath(new URL('../dist/codePaths.js', import.meta.url))
 
 // A bundle shaped like the bundler's: CommonJS, requiring the program's ExitCode module.
 const bundleSource = (answer: string): string =>
@@ -24,12 +26,15 @@ const bundleSource = (answer: string): string =>
     '',
   ].join('\n')
 
-// Loads the bundle in a fresh process; prints what it exports and whether its error class is the program's.
-const load = (bundle: string): string => {
+// Loads the bundle in a fresh process, which then notes the code paths `paths` as a command would;
+// prints what it exports and whether its error class is the program's.
+const load = (bundle: string, paths: ReadonlyArray<string> = []): string => {
   const script = [
     `const { loadCommandBundle } = await import(${JSON.stringify(LOADER)})`,
     `const { BadInputError } = await import(${JSON.stringify(EXIT_CODE)})`,
+    `const { noteCodePath } = await import(${JSON.stringify(CODE_PATHS)})`,
     `const m = loadCommandBundle(${JSON.stringify(bundle)})`,
+    `for (const path of ${JSON.stringify(paths)}) noteCodePath(path)`,
     'console.log(JSON.stringify({ answer: m.answer(), sameClass: m.BadInputError === BadInputError, sep: m.nodePath }))',
   ].join('\n')
   const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })
@@ -40,6 +45,14 @@ const load = (bundle: string): string => {
 
 const cachesIn = async (dir: string): Promise<ReadonlyArray<string>> =>
   (await readdir(dir)).filter((name) => name.endsWith('.v8cache'))
+
+// The code paths a cache file names on its first line.
+const pathsOf = async (file: string): Promise<unknown> => {
+  const text = (await readFile(file)).toString('latin1')
+  const line = text.slice(0, text.indexOf('\n'))
+  expect(line.startsWith('maka-code-cache/1 ')).toBe(true)
+  return JSON.parse(line.slice('maka-code-cache/1 '.length))
+}
 
 describe('a command bundle loaded through the code cache', () => {
   let dir: string
@@ -71,6 +84,41 @@ describe('a command bundle loaded through the code cache', () => {
     expect(after.ino).toBe(written.ino)
     expect(after.mtimeMs).toBe(written.mtimeMs)
     expect(await cachesIn(dir)).toEqual([cache])
+  })
+
+  it('is rewritten once by a run down a code path it lacks, and keeps the paths it had', async () => {
+    load(bundle)
+    const [cache] = await cachesIn(dir)
+    const file = join(dir, cache!)
+    expect(await pathsOf(file)).toEqual([])
+    const first = await stat(file)
+
+    // A run down a path the cache has not seen compiled code the cache lacks: it is rewritten.
+    expect(JSON.parse(load(bundle, ['tool-journal'])).answer).toBe('first')
+    const second = await stat(file)
+    expect(second.ino).not.toBe(first.ino)
+    expect(await pathsOf(file)).toEqual(['tool-journal'])
+    // V8 takes the rewritten cache: the next run, down the same path or none, leaves it alone.
+    load(bundle, ['tool-journal'])
+    load(bundle)
+    expect((await stat(file)).ino).toBe(second.ino)
+
+    // Another path adds to the ones it had.
+    load(bundle, ['other'])
+    expect((await stat(file)).ino).not.toBe(second.ino)
+    expect(await pathsOf(file)).toEqual(['other', 'tool-journal'])
+    expect(await cachesIn(dir)).toEqual([cache])
+  })
+
+  it('replaces a cache without its first line, as a bundle of an older maka left it', async () => {
+    load(bundle)
+    const [cache] = await cachesIn(dir)
+    const file = join(dir, cache!)
+    const withHeader = await readFile(file)
+    await writeFile(file, withHeader.subarray(withHeader.indexOf(0x0a) + 1))
+
+    expect(JSON.parse(load(bundle)).answer).toBe('first')
+    expect(await pathsOf(file)).toEqual([])
   })
 
   it('never runs a cache against a bundle edited in place, even at the same length', async () => {

@@ -8,7 +8,7 @@
  * The same steps serve a continuation's reissue of an earlier run's call: another attempt, another
  * permission request id, and `reissue_t2` as the origin.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import {
   type NonEmptyString,
   type SettlementOrigin,
@@ -119,10 +119,11 @@ export const appendToolResponse = async (
 
 /**
  * A call's `argsDigest`, hashed by node: the same digest as the projection's pure one, at a fraction
- * of a cold process's cost per call (decision 169).
+ * of a cold process's cost per call (decision 169). The one-shot `hash` skips the `Hash` object and
+ * its stream machinery that `createHash` builds for every call.
  * @category constructors
  */
-export const nativeArgsDigest = argsDigestWith((text) => createHash('sha256').update(text, 'utf8').digest('hex'))
+export const nativeArgsDigest = argsDigestWith((text) => hash('sha256', text, 'hex'))
 
 const refused = (message: string): ToolOutcome => ({ result: { error: message }, isError: true })
 
