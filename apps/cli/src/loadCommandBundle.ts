@@ -102,13 +102,15 @@ export const loadCommandBundle = (bundle: string): Record<string, unknown> => {
     filename: bundle,
     ...(cached === undefined ? {} : { cachedData: cached.data }),
   })
-  const usable = cached !== undefined && script.cachedDataRejected !== true ? cached : undefined
+  // Only the names are kept past this point: the cache's bytes are V8's now, and a long-lived host
+  // need not hold them.
+  const cachedPaths = cached !== undefined && script.cachedDataRejected !== true ? cached.paths : undefined
   // Written at exit, so the cache also holds every function this run compiled, not only the top level;
   // and rewritten by a run down a path the cache has not seen, whose functions it therefore lacks.
   process.once('exit', () => {
     const ran = notedCodePaths()
-    if (usable !== undefined && [...ran].every((path) => usable.paths.has(path))) return
-    const paths = new Set([...(usable?.paths ?? []), ...ran])
+    if (cachedPaths !== undefined && [...ran].every((path) => cachedPaths.has(path))) return
+    const paths = new Set([...(cachedPaths ?? []), ...ran])
     writeAtomically(cacheFile, codeCacheFile(paths, script.createCachedData()))
   })
   const nodeRequire = createRequire(bundle)
