@@ -20,6 +20,19 @@ export const decodeWith =
   }
 
 /**
+ * {@link decodeWith} for a codec that gives back the value it accepts unchanged (a strict struct of
+ * non-transforming codecs, a brand of one): its guard answers for a value it takes, and the decoder
+ * runs only for a value it refuses, for its sentence. What is accepted and each refusal's sentence
+ * are the decoder's; in a short process, io-ts' decoder (a context per key, an `Either` per value)
+ * is the dear way to say yes.
+ * @category codecs
+ */
+export const decodeGuardFirst = <A, O>(codec: t.Type<A, O, unknown>): ((u: unknown) => E.Either<string, A>) => {
+  const decode = decodeWith(codec)
+  return (u) => (codec.is(u) ? { _tag: 'Right', right: u } : decode(u))
+}
+
+/**
  * Decodes one parsed ledger row.
  * @category codecs
  */

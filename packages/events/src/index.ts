@@ -121,7 +121,7 @@ export {
   type FailpointT1,
   FAILPOINTS_T1,
 } from './Failpoint.js'
-export { decodeWith, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
+export { decodeWith, decodeGuardFirst, decodeRuntimeEvent, decodeAgentRun } from './decode.js'
 export { type StringIndex, makeStringIndex } from './stringIndex.js'
 export {
   TOOL_BOUNDARY_PROTOCOL,

@@ -5,8 +5,7 @@
  * reader would refuse is never built.
  */
 import * as E from 'fp-ts/lib/Either.js'
-import type * as t from 'io-ts'
-import { decodeWith } from './decode.js'
+import { decodeGuardFirst } from './decode.js'
 import type { RowStamp, RunIdentity } from './lifecycleEvents.js'
 import type { RuntimeEvent } from './RuntimeEvent.js'
 import {
@@ -88,16 +87,10 @@ const defined = (fields: object): Record<string, unknown> => {
   return out
 }
 
-// Both codecs give back the value they accept, unchanged: the guard answers for a value they take,
-// and the decoder runs only for one they refuse, for its sentence. A running agent builds one of
-// each per tool call, in a process too short for io-ts' decoder to warm up.
-const checkedWith =
-  <A, O>(codec: t.Type<A, O, unknown>) =>
-  (u: unknown): E.Either<string, A> =>
-    codec.is(u) ? E.right(u) : decodeWith(codec)(u)
-
-const decodeDispatch = checkedWith(ToolDispatch)
-const decodeOutcome = checkedWith(ToolOutcome)
+// A running agent builds one of each per tool call, in a process too short for io-ts' decoder to
+// warm up: their guards answer first.
+const decodeDispatch = decodeGuardFirst(ToolDispatch)
+const decodeOutcome = decodeGuardFirst(ToolOutcome)
 
 /**
  * The dispatch row (T1): a committed system fact with no content, whose refs repeat its ids. Left

@@ -4,7 +4,16 @@
  */
 import * as E from 'fp-ts/lib/Either.js'
 import { describe, expect, it } from 'vitest'
-import { RuntimeEvent, decodeRuntimeEvent, isProtocolMarked, journalPlacementProblem } from '../src/index.js'
+import {
+  RuntimeEvent,
+  TOOL_BOUNDARY_PROTOCOL,
+  ToolDispatch,
+  decodeGuardFirst,
+  decodeRuntimeEvent,
+  decodeWith,
+  isProtocolMarked,
+  journalPlacementProblem,
+} from '../src/index.js'
 import { makeLedgerBuilderUnsafe } from '../src/testing.js'
 
 const source = {
@@ -81,5 +90,39 @@ describe('the RuntimeEvent codec and the tool journal', () => {
       { ...response, actions: { toolOutcome: { ...toolOutcome, settlementOrigin: 'retry' } } },
     ]
     for (const row of bad) expect(E.isLeft(decodeRuntimeEvent(JSON.parse(JSON.stringify(row))))).toBe(true)
+  })
+})
+
+describe('decodeGuardFirst', () => {
+  const dispatch = {
+    protocol: TOOL_BOUNDARY_PROTOCOL,
+    operationId: 'run-1-o2',
+    toolCallId: 'call-1',
+    toolName: 'read_file',
+    argsDigest: `sha256:${'a'.repeat(64)}`,
+    recoveryMode: 'replay_safe',
+    attempt: 1,
+  }
+  const values: ReadonlyArray<unknown> = [
+    dispatch,
+    { ...dispatch, recoveryMode: 'reconcile', reconcileBasis: 'absent' },
+    { ...dispatch, attempt: 0 },
+    { ...dispatch, reconcileBasis: 'absent' },
+    { ...dispatch, extra: true },
+    { ...dispatch, argsDigest: 'sha256:short' },
+    [dispatch],
+    null,
+    'dispatch',
+  ]
+
+  it('accepts and refuses what decodeWith does, with the same value and the same sentence', () => {
+    const guarded = decodeGuardFirst(ToolDispatch)
+    const decoded = decodeWith(ToolDispatch)
+    for (const value of values) {
+      const a = guarded(value)
+      expect(a).toEqual(decoded(value))
+      if (E.isRight(a)) expect(a.right).toBe(value)
+    }
+    expect(values.map((value) => E.isRight(guarded(value)))).toEqual([true, true, ...values.slice(2).map(() => false)])
   })
 })

@@ -3,7 +3,7 @@
  * Create is exclusive by the primary key; a listing decodes every row and fails closed on a run id
  * no store writes (decisions 60).
  */
-import { AgentRun, decodeWith, RunId } from '@maka/events'
+import { AgentRun, decodeGuardFirst, RunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { checkIds } from '../internal/checkIds.js'
 import { checkRunHeader, type AgentRunStore, type RunListing } from '../AgentRunStore.js'
@@ -18,11 +18,9 @@ import {
   type SqlStoreContext,
 } from './SqlDatabase.js'
 
-const decodeWithCodec = decodeWith(AgentRun)
-// \`AgentRun\` is a strict struct of non-transforming codecs: a value its guard accepts decodes to
-// itself, so the guard answers first and the decoder (which builds a context per key, a recovery
-// survey's main cost after the SELECT) runs only for a header it refuses, for its sentence.
-const decodeHeader = (u: unknown): E.Either<string, AgentRun> => (AgentRun.is(u) ? E.right(u) : decodeWithCodec(u))
+// The decoder builds a context per key: after the SELECT, a recovery survey's main cost. `AgentRun`
+// is a strict struct of non-transforming codecs, so its guard answers first.
+const decodeHeader = decodeGuardFirst(AgentRun)
 
 const decodeRunRow = (places: SqlPlaces, sessionId: string, runId: string, text: string): SqlOutcome<AgentRun> =>
   decodeStoredRecord(
