@@ -39,7 +39,8 @@ export const decodeGuardFirst = <A, O>(codec: t.Type<A, O, unknown>): ((u: unkno
 export const decodeRuntimeEvent: (u: unknown) => E.Either<string, RuntimeEvent> = decodeWith(RuntimeEvent)
 
 /**
- * Decodes a parsed `run.json`.
+ * Decodes a parsed `run.json`. `AgentRun` is a strict struct of non-transforming codecs, so its
+ * guard answers first ({@link decodeGuardFirst}): a header is checked on every write and read.
  * @category codecs
  */
-export const decodeAgentRun: (u: unknown) => E.Either<string, AgentRun> = decodeWith(AgentRun)
+export const decodeAgentRun: (u: unknown) => E.Either<string, AgentRun> = decodeGuardFirst(AgentRun)

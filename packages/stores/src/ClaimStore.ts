@@ -4,7 +4,7 @@
  * exclusive creation is what stops two processes from continuing one boundary. The checks every
  * adapter makes before writing either record live here.
  */
-import { ContinuationClaim, decodeWith, type AgentRun } from '@maka/events'
+import { ContinuationClaim, decodeGuardFirst, type AgentRun } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
 import { checkRunHeader } from './AgentRunStore.js'
@@ -35,7 +35,8 @@ export interface ClaimStore {
   list(sessionId: string): TE.TaskEither<StoreError, ReadonlyArray<ContinuationClaim>>
 }
 
-const decodeClaim = decodeWith(ContinuationClaim)
+// Checked on every claim before anything is written: the guard answers first.
+const decodeClaim = decodeGuardFirst(ContinuationClaim)
 
 // -------------------------------------------------------------------------------------
 // gates

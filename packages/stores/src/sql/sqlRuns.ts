@@ -3,7 +3,7 @@
  * Create is exclusive by the primary key; a listing decodes every row and fails closed on a run id
  * no store writes (decisions 60).
  */
-import { AgentRun, decodeGuardFirst, RunId } from '@maka/events'
+import { type AgentRun, decodeAgentRun, RunId } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import { checkIds } from '../internal/checkIds.js'
 import { checkRunHeader, type AgentRunStore, type RunListing } from '../AgentRunStore.js'
@@ -18,9 +18,9 @@ import {
   type SqlStoreContext,
 } from './SqlDatabase.js'
 
-// The decoder builds a context per key: after the SELECT, a recovery survey's main cost. `AgentRun`
-// is a strict struct of non-transforming codecs, so its guard answers first.
-const decodeHeader = decodeGuardFirst(AgentRun)
+// Guard first (`decodeAgentRun`): the decoder builds a context per key, after the SELECT a recovery
+// survey's main cost.
+const decodeHeader = decodeAgentRun
 
 const decodeRunRow = (places: SqlPlaces, sessionId: string, runId: string, text: string): SqlOutcome<AgentRun> =>
   decodeStoredRecord(
