@@ -4,10 +4,10 @@
  * every adapter makes before an append or a replay live here, so an adapter cannot write a row the
  * others' readers would reject.
  */
-import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
+import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
 import type * as TE from 'fp-ts/lib/TaskEither.js'
-import { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
+import { decodeParsedRow } from './internal/isRuntimeEventShape.js'
 import type { LedgerScan, LedgerSnapshot } from './LedgerSnapshot.js'
 import { invalidRecord, type StoreError } from './StoreError.js'
 
@@ -181,11 +181,8 @@ export const encodeRuntimeEventRow = (event: RuntimeEvent): E.Either<StoreError,
     return E.left(invalidRecord('RuntimeEvent', 'not serializable as JSON'))
   }
   if (typeof json !== 'string') return E.left(invalidRecord('RuntimeEvent', 'not serializable as JSON'))
-  const parsed: unknown = JSON.parse(json)
-  // The readers' own exact-shape check first: the codec runs only for a row it rejects, for its
-  // sentence, so a row is written exactly when a reader would take it back.
-  if (isRuntimeEventShape(parsed)) return E.right(json)
-  const decoded = decodeRuntimeEvent(parsed)
+  // Read back by the readers' own rule.
+  const decoded = decodeParsedRow(JSON.parse(json))
   if (E.isLeft(decoded)) return E.left(invalidRecord('RuntimeEvent', decoded.left))
   return E.right(json)
 }

@@ -35,7 +35,7 @@ export {
   makeLedgerRowCheck,
   makeLedgerRowReader,
 } from './LedgerSnapshot.js'
-export { isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
+export { decodeParsedRow, isRuntimeEventShape } from './internal/isRuntimeEventShape.js'
 export { type ShellRunStore, type ShellRunListing } from './ShellRunStore.js'
 export { type ClaimStore, checkClaimTarget, checkClaimBoundary } from './ClaimStore.js'
 export { type OwnerLockStore, isSameOwner } from './OwnerLockStore.js'

@@ -6,9 +6,9 @@
  */
 import { isUtf8 } from 'node:buffer'
 import { constants } from 'node:fs'
-import { decodeRuntimeEvent, type RuntimeEvent } from '@maka/events'
+import type { RuntimeEvent } from '@maka/events'
 import * as E from 'fp-ts/lib/Either.js'
-import { ioFailed, isRuntimeEventShape, notFound, type LedgerIdentity } from '@maka/stores'
+import { decodeParsedRow, ioFailed, notFound, type LedgerIdentity } from '@maka/stores'
 import { isErrno, openConfined, type Outcome, type StoreContext } from './durableFs.js'
 
 // A terminal row is a few hundred bytes; a longer last row is left to the full read.
@@ -61,7 +61,7 @@ const lastRowOf = (tail: Buffer, startsAtFileStart: boolean, identity: LedgerIde
   } catch {
     return null
   }
-  const event = isRuntimeEventShape(parsed) ? parsed : E.getOrElseW(() => null)(decodeRuntimeEvent(parsed))
+  const event = E.getOrElseW(() => null)(decodeParsedRow(parsed))
   if (event === null || event.sessionId !== identity.sessionId || event.runId !== identity.runId) return null
   return event
 }
